@@ -1,0 +1,118 @@
+"""The `lme-bench` command line: run the benchmark flow, generate scale data."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from lme_bench.config import ConfigError
+from lme_bench.dataset.errors import DatasetError
+
+EXIT_BAD_INPUT = 2
+EXIT_RUN_FAILED = 1
+
+
+def _id_list(text: str) -> list[str]:
+    ids = [part.strip() for part in text.split(",") if part.strip()]
+    if not ids:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of question ids")
+    return ids
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lme-bench", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run the LongMemEval benchmark flow")
+    run.add_argument("config", type=Path, help="TOML run config, e.g. configs/default.toml")
+    run.add_argument("--dataset", type=Path, help="LongMemEval JSON (default: from the config)")
+    run.add_argument("--run-id", help="run id (reuse one to rerun into the same folder)")
+    run.add_argument("--results-dir", type=Path, help="folder that holds run folders")
+    run.add_argument("--questions", type=_id_list, help="only these question ids: ID,ID,…")
+    run.add_argument("--limit", type=_positive, help="only the first N questions")
+
+    gen = commands.add_parser("generate", help="write an S- or M-scale LongMemEval-format file")
+    gen.add_argument("--scale", choices=("s", "m"), default="s")
+    gen.add_argument("--questions", type=_positive, default=50, dest="n_questions")
+    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--source", type=Path, help="questions to build on (default: the sample)")
+    gen.add_argument("--out", type=Path, required=True)
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    from lme_bench.pipeline import plan_run, prepare_questions
+    from lme_bench.request import RunRequest
+
+    request = RunRequest(
+        config=str(args.config),
+        dataset=str(args.dataset) if args.dataset else None,
+        run_id=args.run_id,
+        results_dir=str(args.results_dir) if args.results_dir else None,
+        questions=args.questions,
+        limit=args.limit,
+    )
+    settings = request.settings()
+    plan = plan_run(settings)
+    prepare_questions(plan, request.questions, request.limit)  # fail fast on bad input
+    request = request.model_copy(update={"run_id": plan.run_id})
+
+    # Offline by design: no telemetry from the temporary Prefect server.
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    # The flow lives outside the core package, which never imports Prefect.
+    flow_module: Any = importlib.import_module("flows.longmemeval")
+    from prefect.task_runners import ThreadPoolTaskRunner
+
+    flow = flow_module.longmemeval.with_options(
+        task_runner=ThreadPoolTaskRunner(max_workers=settings.run.concurrency)
+    )
+    try:
+        result = flow(request)
+    except flow_module.RunFailures as exc:
+        print(f"lme-bench: {exc}", file=sys.stderr)
+        summary = plan.run_dir / "summary.md"
+        if summary.exists():
+            print(summary.read_text())
+        return EXIT_RUN_FAILED
+    print((Path(result["run_dir"]) / "summary.md").read_text())
+    print(f"results: {result['run_dir']}")
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from lme_bench.dataset.generate import generate_dataset
+
+    stats = generate_dataset(
+        args.out, n_questions=args.n_questions, scale=args.scale, seed=args.seed, source=args.source
+    )
+    print(
+        f"wrote {args.out}: {stats.questions} questions, {stats.sessions} sessions, "
+        f"{stats.turns} turns, {stats.bytes / 1e6:.1f} MB in {stats.seconds:.1f} s"
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        return _generate(args)
+    except (ConfigError, DatasetError) as exc:
+        print(f"lme-bench: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

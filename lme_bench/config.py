@@ -1,0 +1,136 @@
+"""One typed settings tree: a TOML file, overridden by `LME_*` environment variables.
+
+`LME_MEMORY__PATH=/tmp/m.sqlite` overrides `[memory] path`. Unknown keys are rejected, and
+secrets (API keys) are read only from the environment, never from the TOML file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+
+_toml_data: ContextVar[dict[str, Any]] = ContextVar("lme_toml_data", default={})  # noqa: B039
+
+
+class ConfigError(ValueError):
+    """A bad config file or override; the message names the file and the key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MemorySettings(_Section):
+    backend: Literal["embedded"] = "embedded"
+    path: Path | None = Field(
+        default=None, description="SQLite file; default <results_dir>/memory.sqlite"
+    )
+    vault: str | None = Field(
+        default=None, description="vault title; default: one vault per host, lme-bench-<host>"
+    )
+
+
+class IngestSettings(_Section):
+    mode: Literal["raw"] = "raw"
+
+
+class DatasetSettings(_Section):
+    path: Path | None = Field(default=None, description="LongMemEval JSON; default: the sample")
+    cache_dir: Path | None = Field(
+        default=None, description="where per-question splits live; default <results_dir>/.cache"
+    )
+
+
+class RetrievalSettings(_Section):
+    top_k: int = Field(
+        default=1000, ge=50, le=100_000, description="entries ranked per question (≥ 50)"
+    )
+
+
+class RunSettings(_Section):
+    id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+    results_dir: Path = Path("results")
+    concurrency: int = Field(default=4, ge=1, le=256, description="questions in flight")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="LME_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    memory: MemorySettings = MemorySettings()
+    ingest: IngestSettings = IngestSettings()
+    dataset: DatasetSettings = DatasetSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    run: RunSettings = RunSettings()
+
+    @property
+    def memory_path(self) -> Path:
+        return self.memory.path or self.run.results_dir / "memory.sqlite"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Explicit overrides (init arguments) > LME_* environment > the TOML file.
+        toml_file = InitSettingsSource(settings_cls, init_kwargs=_toml_data.get())
+        return init_settings, env_settings, toml_file
+
+    def redacted(self) -> dict[str, Any]:
+        """The settings as JSON-ready data, with every secret masked."""
+        return self.model_dump(mode="json")
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    lines = []
+    for error in exc.errors():
+        key = ".".join(str(p) for p in error["loc"]) or "(top level)"
+        lines.append(f"{source}: {key}: {error['msg']}")
+    return "\n".join(lines)
+
+
+def load_settings(path: Path | None, **overrides: Any) -> Settings:
+    """Read `path` (TOML), apply environment overrides, then non-None keyword overrides.
+
+    Overrides are dotted keys, e.g. ``load_settings(p, **{"run.id": "x"})``.
+    """
+    data: dict[str, Any] = {}
+    source = "defaults"
+    if path is not None:
+        source = str(path)
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such config file") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        explicit: dict[str, dict[str, Any]] = {}
+        for dotted, value in overrides.items():
+            if value is not None:
+                section, key = dotted.split(".", 1)
+                explicit.setdefault(section, {})[key] = value
+        token = _toml_data.set(data)
+        try:
+            settings = Settings(**explicit)
+        finally:
+            _toml_data.reset(token)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, f"{source} (or LME_* environment)")) from None
+    return settings

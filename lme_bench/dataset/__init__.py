@@ -1,0 +1,2 @@
+"""LongMemEval datasets: models, loaders, leak-safe views, the bundled sample and a scale
+generator."""

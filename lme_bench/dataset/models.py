@@ -1,0 +1,114 @@
+"""Typed models of one LongMemEval instance, as the official files hold it.
+
+An `Instance` carries the gold labels (`answer`, `answer_session_ids`, `has_answer`, the original
+session ids). Only the scorer may read them; everything that reaches a memory system or a model
+goes through `Instance.view()` (see views.py).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+QUESTION_TYPES: tuple[str, ...] = (
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+    "temporal-reasoning",
+    "knowledge-update",
+    "multi-session",
+)
+QuestionType = Literal[
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+    "temporal-reasoning",
+    "knowledge-update",
+    "multi-session",
+]
+ABSTENTION_SUFFIX = "_abs"
+
+# "2023/05/30 (Tue) 23:40"; the weekday is informative only and not checked.
+_DATE_RE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\(\w+\))?\s*(\d{1,2}):(\d{2})\s*$")
+
+
+def parse_date(text: str) -> datetime:
+    """Parse a LongMemEval date; raises ValueError naming the text when it is not one."""
+    match = _DATE_RE.match(text)
+    if match is None:
+        raise ValueError(f"unparsable date {text!r} (expected like '2023/05/30 (Tue) 23:40')")
+    year, month, day, hour, minute = (int(part) for part in match.groups())
+    try:
+        return datetime(year, month, day, hour, minute)
+    except ValueError as exc:
+        raise ValueError(f"unparsable date {text!r}: {exc}") from None
+
+
+def _checked_date(value: Any) -> Any:
+    if isinstance(value, str):
+        parse_date(value)
+    return value
+
+
+LongMemEvalDate = Annotated[str, BeforeValidator(_checked_date)]
+
+
+def _answer_as_text(value: Any) -> Any:
+    # Some answers are JSON numbers; keep integers free of a trailing ".0".
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    role: Literal["user", "assistant"]
+    content: str
+    has_answer: bool | None = None
+
+
+class Instance(BaseModel):
+    """One question with its haystack, gold labels included."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+    question_id: str = Field(min_length=1)
+    question_type: QuestionType
+    question: str
+    answer: Annotated[str, BeforeValidator(_answer_as_text)]
+    question_date: LongMemEvalDate
+    haystack_session_ids: list[str]
+    haystack_dates: list[LongMemEvalDate]
+    haystack_sessions: list[list[Turn]] = Field(
+        validation_alias=AliasChoices("haystack_sessions", "sessions")
+    )
+    answer_session_ids: list[str]
+
+    @model_validator(mode="after")
+    def _check_parallel_lists(self) -> Instance:
+        lengths = {
+            "haystack_session_ids": len(self.haystack_session_ids),
+            "haystack_dates": len(self.haystack_dates),
+            "haystack_sessions": len(self.haystack_sessions),
+        }
+        if len(set(lengths.values())) != 1:
+            shown = ", ".join(f"{name}={n}" for name, n in lengths.items())
+            raise ValueError(f"parallel haystack lists differ in length ({shown})")
+        return self
+
+    @property
+    def is_abstention(self) -> bool:
+        return self.question_id.endswith(ABSTENTION_SUFFIX)
+
+    def session_order(self) -> list[int]:
+        """Haystack positions in date order (stable for equal dates)."""
+        stamps = [parse_date(d) for d in self.haystack_dates]
+        return sorted(range(len(stamps)), key=lambda i: (stamps[i], i))

@@ -1,0 +1,144 @@
+"""Split a dataset once into one small file per question, so each task loads only its question.
+
+The split is validated as a whole first (any bad question fails it), kept under
+`<cache_root>/<dataset sha256 prefix>/` and reused while the dataset bytes are unchanged.
+A failed split leaves nothing behind, not even the folders it had to create.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from lme_bench.dataset.errors import DatasetError
+from lme_bench.dataset.loader import iter_questions
+from lme_bench.dataset.models import Instance
+
+_INDEX = "index.json"
+_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionRef:
+    """A pointer to one question: enough to name, route and cache work without loading it."""
+
+    index: int
+    question_id: str
+    question_type: str
+    is_abstention: bool
+    content_sha256: str
+    n_sessions: int
+    n_turns: int
+    shard: str
+
+    def load(self) -> Instance:
+        return Instance.model_validate_json(Path(self.shard).read_bytes())
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedDataset:
+    path: str
+    sha256: str
+    questions: list[QuestionRef]
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _missing_parents(path: Path) -> list[Path]:
+    missing = []
+    for parent in [path, *path.parents]:
+        if parent.exists():
+            break
+        missing.append(parent)
+    return missing
+
+
+def _split(path: Path, target: Path) -> list[QuestionRef]:
+    refs = []
+    for loaded in iter_questions(path):
+        instance = loaded.instance
+        shard = target / "q" / f"{loaded.index:05d}.json"
+        shard.write_bytes(loaded.canonical_json)
+        refs.append(
+            QuestionRef(
+                index=loaded.index,
+                question_id=instance.question_id,
+                question_type=instance.question_type,
+                is_abstention=instance.is_abstention,
+                content_sha256=loaded.content_sha256,
+                n_sessions=len(instance.haystack_sessions),
+                n_turns=sum(len(s) for s in instance.haystack_sessions),
+                shard=shard.name,
+            )
+        )
+    return refs
+
+
+def _read_index(folder: Path) -> list[QuestionRef] | None:
+    try:
+        data = json.loads((folder / _INDEX).read_text())
+    except (OSError, ValueError):
+        return None
+    if data.get("format") != _FORMAT:
+        return None
+    refs = [QuestionRef(**row) for row in data["questions"]]
+    return [
+        QuestionRef(**{**asdict(r), "shard": str(folder / "q" / Path(r.shard).name)}) for r in refs
+    ]
+
+
+def prepare_dataset(path: Path, cache_root: Path) -> PreparedDataset:
+    """Validate and split `path` (or reuse an earlier split of the same bytes)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(path, "no such file")
+    sha = file_sha256(path)
+    folder = Path(cache_root) / sha[:24]
+    refs = _read_index(folder)
+    if refs is None:
+        created = _missing_parents(Path(cache_root))
+        Path(cache_root).mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".split-", dir=cache_root))
+        try:
+            (tmp / "q").mkdir()
+            rows = _split(path, tmp)
+            index = {"format": _FORMAT, "source": str(path), "sha256": sha}
+            index["questions"] = [asdict(r) for r in rows]
+            (tmp / _INDEX).write_text(json.dumps(index))
+            shutil.rmtree(folder, ignore_errors=True)
+            os.replace(tmp, folder)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            for made in created:
+                shutil.rmtree(made, ignore_errors=True)
+            raise
+        refs = _read_index(folder)
+        assert refs is not None
+    return PreparedDataset(path=str(path), sha256=sha, questions=refs)
+
+
+def select_questions(
+    dataset: PreparedDataset, question_ids: list[str] | None = None, limit: int | None = None
+) -> list[QuestionRef]:
+    """The requested questions in file order; unknown ids are an error naming them."""
+    refs = dataset.questions
+    if question_ids:
+        wanted = set(question_ids)
+        missing = wanted - {r.question_id for r in refs}
+        if missing:
+            raise DatasetError(
+                dataset.path, f"unknown question id(s): {', '.join(sorted(missing))}"
+            )
+        refs = [r for r in refs if r.question_id in wanted]
+    return refs[:limit] if limit is not None else refs

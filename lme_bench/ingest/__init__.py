@@ -1,0 +1,1 @@
+"""Ingestion: feeding a question's sessions, in date order, into a memory system."""

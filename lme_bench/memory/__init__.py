@@ -1,0 +1,1 @@
+"""Memory systems: the MemoryBackend protocol and its implementations."""

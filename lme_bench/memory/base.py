@@ -1,0 +1,36 @@
+"""The MemoryBackend protocol: the small surface the harness needs from any memory system."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from lme_bench.memory.types import NewEntry, SearchResult
+
+
+class MemoryBackend(Protocol):
+    """Async, so one protocol covers in-process stores and MCP servers alike."""
+
+    name: str
+
+    async def get_or_create_vault(self, title: str, description: str = "") -> str: ...
+
+    async def get_or_create_memory(
+        self, vault_id: str, title: str, memory_type: str = "CHAT", description: str = ""
+    ) -> str: ...
+
+    async def add_entries(
+        self, vault_id: str, memory_id: str, entries: Sequence[NewEntry]
+    ) -> None: ...
+
+    async def put_context(self, vault_id: str, memory_id: str, content: str) -> None: ...
+
+    async def await_consistency(self, memory_id: str) -> None: ...
+
+    async def count_entries(self, memory_id: str) -> int: ...
+
+    async def search(
+        self, memory_id: str, query: str, *, top_ke: int, top_kc: int = 2
+    ) -> SearchResult: ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,44 @@
+"""The embedded backend: the SQLite store behind the async MemoryBackend protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from lme_bench.memory.store import EmbeddedStore
+from lme_bench.memory.types import NewEntry, SearchResult
+
+
+class EmbeddedBackend:
+    name = "embedded"
+
+    def __init__(self, path: Path | str) -> None:
+        self.store = EmbeddedStore(path)
+
+    async def get_or_create_vault(self, title: str, description: str = "") -> str:
+        return self.store.get_or_create_vault(title, description)
+
+    async def get_or_create_memory(
+        self, vault_id: str, title: str, memory_type: str = "CHAT", description: str = ""
+    ) -> str:
+        return self.store.get_or_create_memory(vault_id, title, memory_type, description)
+
+    async def add_entries(self, vault_id: str, memory_id: str, entries: Sequence[NewEntry]) -> None:
+        self.store.add_entries(memory_id, entries)
+
+    async def put_context(self, vault_id: str, memory_id: str, content: str) -> None:
+        self.store.put_context(memory_id, content)
+
+    async def await_consistency(self, memory_id: str) -> None:
+        return None  # writes are synchronous: the store is always consistent
+
+    async def count_entries(self, memory_id: str) -> int:
+        return self.store.count_entries(memory_id)
+
+    async def search(
+        self, memory_id: str, query: str, *, top_ke: int, top_kc: int = 2
+    ) -> SearchResult:
+        return self.store.search(memory_id, query, top_ke=top_ke, top_kc=top_kc)
+
+    async def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,28 @@
+"""Open the memory backend a config names, and name the vault and memories the harness uses."""
+
+from __future__ import annotations
+
+import re
+import socket
+
+from lme_bench.config import MemorySettings, Settings
+from lme_bench.memory.base import MemoryBackend
+from lme_bench.memory.embedded import EmbeddedBackend
+
+
+def open_backend(settings: Settings) -> MemoryBackend:
+    if settings.memory.backend == "embedded":
+        return EmbeddedBackend(settings.memory_path)
+    raise ValueError(f"[memory] backend: unknown backend {settings.memory.backend!r}")
+
+
+def vault_title(settings: MemorySettings) -> str:
+    """One vault per host (Mycelian titles: ≤ 50 chars, lowercase letters, digits and hyphens)."""
+    if settings.vault:
+        return settings.vault
+    host = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-") or "host"
+    return f"lme-bench-{host}"[:50].rstrip("-")
+
+
+def memory_title(question_id: str, run_id: str) -> str:
+    return f"{question_id}__{run_id}"

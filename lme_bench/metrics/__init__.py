@@ -1,0 +1,1 @@
+"""Scoring: retrieval metrics that reproduce the official LongMemEval numbers."""

@@ -1,0 +1,159 @@
+"""The benchmark's steps as plain functions; Prefect tasks in tasks/ call exactly these.
+
+plan_run -> prepare_questions -> (per question) ingest_question -> evaluate_question -> write_run
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from lme_bench.config import Settings
+from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
+from lme_bench.dataset.views import make_view
+from lme_bench.ingest.raw import ingest_raw
+from lme_bench.memory.factory import memory_title, open_backend, vault_title
+from lme_bench.results.atomic import write_text_atomically
+from lme_bench.results.manifest import build_manifest, write_manifest
+from lme_bench.results.summary import summarize_retrieval, summary_markdown
+from lme_bench.results.tables import retrieval_table, write_parquet
+from lme_bench.retrieval import RetrievalRow, evaluate_retrieval, failed_rows
+
+
+def bundled_sample() -> Path:
+    return Path(str(resources.files("lme_bench.dataset") / "sample" / "longmemeval_sample.json"))
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    run_id: str
+    run_dir: Path
+    dataset_path: Path
+    cache_dir: Path
+
+
+def plan_run(settings: Settings) -> RunPlan:
+    run_id = settings.run.id or datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S")
+    results = settings.run.results_dir
+    return RunPlan(
+        run_id=run_id,
+        run_dir=results / run_id,
+        dataset_path=settings.dataset.path or bundled_sample(),
+        cache_dir=settings.dataset.cache_dir or results / ".cache" / "datasets",
+    )
+
+
+def prepare_questions(
+    plan: RunPlan, question_ids: list[str] | None = None, limit: int | None = None
+) -> tuple[PreparedDataset, list[QuestionRef]]:
+    prepared = prepare_dataset(plan.dataset_path, plan.cache_dir)
+    return prepared, select_questions(prepared, question_ids, limit)
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOutcome:
+    question_id: str
+    vault_id: str
+    memory_id: str
+    sessions: int
+    turns: int
+    entries: int
+    seconds: float
+
+
+async def ingest_question(ref: QuestionRef, settings: Settings, run_id: str) -> IngestOutcome:
+    """Create the question's memory and feed it every session in date order."""
+    started = time.perf_counter()
+    view, _ = make_view(ref.load())
+    backend = open_backend(settings)
+    try:
+        vault_id = await backend.get_or_create_vault(vault_title(settings.memory))
+        memory_id = await backend.get_or_create_memory(
+            vault_id, memory_title(ref.question_id, run_id)
+        )
+        sessions = await ingest_raw(view, backend, vault_id, memory_id)
+        entries = await backend.count_entries(memory_id)
+    finally:
+        await backend.close()
+    return IngestOutcome(
+        question_id=ref.question_id,
+        vault_id=vault_id,
+        memory_id=memory_id,
+        sessions=len(sessions),
+        turns=sum(s.turns for s in sessions),
+        entries=entries,
+        seconds=time.perf_counter() - started,
+    )
+
+
+async def evaluate_question(
+    ref: QuestionRef, outcome: IngestOutcome, settings: Settings
+) -> list[RetrievalRow]:
+    """Search the question's memory with the question text and score the ranking."""
+    instance = ref.load()
+    view, keys = make_view(instance)
+    backend = open_backend(settings)
+    try:
+        await backend.await_consistency(outcome.memory_id)
+        found = await backend.search(
+            outcome.memory_id, view.question, top_ke=settings.retrieval.top_k, top_kc=0
+        )
+    finally:
+        await backend.close()
+    return evaluate_retrieval(instance, keys, found.entries)
+
+
+def error_rows(ref: QuestionRef, error: BaseException | str) -> list[RetrievalRow]:
+    text = error if isinstance(error, str) else "".join(traceback.format_exception_only(error))
+    return failed_rows(ref.question_id, ref.question_type, ref.is_abstention, text.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    run_id: str
+    run_dir: Path
+    summary: dict[str, Any]
+    markdown: str
+    failed: list[str]
+
+
+def write_run(
+    plan: RunPlan,
+    settings: Settings,
+    prepared: PreparedDataset,
+    refs: list[QuestionRef],
+    rows: list[RetrievalRow],
+    outcomes: list[IngestOutcome],
+    started_at: datetime,
+) -> RunReport:
+    """Write retrieval.parquet, summary.md/json and manifest.json (each atomically)."""
+    summary = summarize_retrieval(rows)
+    markdown = summary_markdown(summary, f"lme-bench run {plan.run_id}")
+    failed = sorted({r.question_id for r in rows if r.status != "ok"})
+    write_parquet(plan.run_dir / "retrieval.parquet", retrieval_table(plan.run_id, rows))
+    write_text_atomically(plan.run_dir / "summary.md", markdown)
+    write_text_atomically(plan.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    manifest = build_manifest(
+        run_id=plan.run_id,
+        dataset={"path": prepared.path, "sha256": prepared.sha256, "questions": len(refs)},
+        question_ids=[r.question_id for r in refs],
+        failed_question_ids=failed,
+        ingestion={
+            "mode": settings.ingest.mode,
+            "entries": sum(o.entries for o in outcomes),
+            "turns": sum(o.turns for o in outcomes),
+            "seconds": round(sum(o.seconds for o in outcomes), 3),
+        },
+        memories={o.question_id: asdict(o)["memory_id"] for o in outcomes},
+        config=settings.redacted(),
+        started_at=started_at.isoformat(),
+        finished_at=datetime.now(UTC).isoformat(),
+    )
+    write_manifest(plan.run_dir / "manifest.json", manifest)
+    return RunReport(plan.run_id, plan.run_dir, summary, markdown, failed)

@@ -1,0 +1,73 @@
+"""Prefect tasks of the benchmark: each one calls one function of lme_bench.pipeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import Task, task
+from prefect.cache_policies import NO_CACHE
+from prefect.client.schemas.objects import TaskRun
+from prefect.runtime import task_run
+from prefect.states import State
+
+from lme_bench import pipeline
+from lme_bench.config import Settings
+from lme_bench.dataset.shards import PreparedDataset, QuestionRef
+from lme_bench.retrieval import RetrievalRow
+from lme_bench.transient import is_transient
+
+
+def _retry_transient(task: Task[Any, Any], run: TaskRun, state: State[Any]) -> bool:
+    error = state.result(raise_on_failure=False)
+    return isinstance(error, BaseException) and is_transient(error)
+
+
+def _question_run_name(stage: str) -> Any:
+    def name() -> str:
+        ref = task_run.parameters["ref"]
+        return f"{stage} {ref.question_id} ({ref.question_type})"
+
+    return name
+
+
+@task(name="prepare-questions", cache_policy=NO_CACHE)
+def prepare_questions(
+    plan: pipeline.RunPlan, question_ids: list[str] | None, limit: int | None
+) -> tuple[PreparedDataset, list[QuestionRef]]:
+    return pipeline.prepare_questions(plan, question_ids, limit)
+
+
+@task(
+    name="ingest",
+    tags=["ingest"],
+    task_run_name=_question_run_name("ingest"),
+    cache_policy=NO_CACHE,
+    retries=2,
+    retry_delay_seconds=[2, 10],
+    retry_jitter_factor=0.5,
+    retry_condition_fn=_retry_transient,
+)
+async def ingest_question(
+    ref: QuestionRef, settings: Settings, run_id: str
+) -> pipeline.IngestOutcome:
+    return await pipeline.ingest_question(ref, settings, run_id)
+
+
+@task(
+    name="evaluate-retrieval",
+    tags=["retrieval"],
+    task_run_name=_question_run_name("retrieval"),
+    cache_policy=NO_CACHE,
+    retries=2,
+    retry_delay_seconds=[2, 10],
+    retry_condition_fn=_retry_transient,
+)
+async def evaluate_question(
+    ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings
+) -> list[RetrievalRow]:
+    return await pipeline.evaluate_question(ref, outcome, settings)
+
+
+@task(name="write-results", cache_policy=NO_CACHE)
+def write_results(**kwargs: Any) -> pipeline.RunReport:
+    return pipeline.write_run(**kwargs)
