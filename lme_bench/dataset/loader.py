@@ -89,7 +89,10 @@ def iter_questions(path: Path) -> Iterator[LoadedQuestion]:
                 yield LoadedQuestion(index=index, instance=instance, canonical_json=canonical)
         except ijson.JSONError as exc:
             where = f"after question #{index}" if index >= 0 else "before the first question"
-            raise DatasetError(path, f"invalid or truncated JSON {where}: {exc}") from None
+            detail = " ".join(str(exc).split())
+            if "UTF8" in detail:
+                raise DatasetError(path, f"not UTF-8 text {where}: {detail}") from None
+            raise DatasetError(path, f"invalid or truncated JSON {where}: {detail}") from None
         except UnicodeDecodeError as exc:
             raise DatasetError(path, f"not UTF-8 text: {exc}") from None
     if index < 0:

@@ -1,23 +1,28 @@
 """The embedded memory store: vaults, memories, entries and context snapshots in one SQLite file.
 
-WAL mode, one connection per thread, FTS5 BM25 over entries (summary + raw text) and contexts.
-Writes are synchronous, so the store is always consistent; adding an entry whose raw text,
-summary and tags equal an existing entry of the same memory is a no-op (idempotent re-ingestion).
+WAL mode, one connection per thread. Search is FTS5 BM25 over one memory at a time: each
+connection builds an in-memory FTS5 index of a memory's entries (and one of its context
+snapshots) when first searched and rebuilds it only after that memory changes. Per-memory
+indexes keep BM25's document statistics to that memory, so a question's ranking never depends on
+what else the file holds. Writes are synchronous, so the store is always consistent; adding an
+entry whose raw text, summary and tags equal one already in the memory is a no-op.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import sqlite3
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from lme_bench.memory.text_search import fts_or_query, memory_token, query_terms
+from lme_bench.memory.text_search import fts_or_query, query_terms
 from lme_bench.memory.types import ContextHit, Entry, EntryHit, NewEntry, SearchResult
 
 SCHEMA_VERSION = 1
@@ -37,11 +42,12 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE TABLE IF NOT EXISTS contexts (
     seq INTEGER PRIMARY KEY, memory_id TEXT NOT NULL REFERENCES memories(memory_id),
     content TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
-    mem, summary, raw_entry, tokenize = 'porter unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE IF NOT EXISTS contexts_fts USING fts5(
-    mem, content, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE INDEX IF NOT EXISTS contexts_by_memory ON contexts (memory_id, seq);
 """
+_TOKENIZER = "tokenize = 'porter unicode61 remove_diacritics 2'"
+_CACHED_INDEXES = 8  # per-memory search indexes kept per connection
+_INDEXED = {"entries": "summary, raw_entry", "contexts": "content"}
+_index_names = itertools.count()
 
 
 def now_rfc3339() -> str:
@@ -140,7 +146,6 @@ class EmbeddedStore:
     # -- entries -----------------------------------------------------------------------------
     def add_entries(self, memory_id: str, entries: Sequence[NewEntry]) -> int:
         """Store entries in order; returns how many were new."""
-        token = memory_token(memory_id)
         added = 0
         with self._tx() as db:
             self._check_memory(db, memory_id)
@@ -158,12 +163,7 @@ class EmbeddedStore:
                         _content_key(entry),
                     ),
                 )
-                if cur.rowcount:
-                    added += 1
-                    db.execute(
-                        "INSERT INTO entries_fts (rowid, mem, summary, raw_entry) VALUES (?,?,?,?)",
-                        (cur.lastrowid, token, entry.summary, entry.raw_entry),
-                    )
+                added += cur.rowcount
         return added
 
     def count_entries(self, memory_id: str) -> int:
@@ -190,13 +190,9 @@ class EmbeddedStore:
     def put_context(self, memory_id: str, content: str) -> None:
         with self._tx() as db:
             self._check_memory(db, memory_id)
-            cur = db.execute(
-                "INSERT INTO contexts (memory_id, content, created_at) VALUES (?,?,?)",
-                (memory_id, content, now_rfc3339()),
-            )
             db.execute(
-                "INSERT INTO contexts_fts (rowid, mem, content) VALUES (?, ?, ?)",
-                (cur.lastrowid, memory_token(memory_id), content),
+                "INSERT INTO contexts (memory_id, content, created_at) VALUES (?, ?, ?)",
+                (memory_id, content, now_rfc3339()),
             )
 
     def latest_context(self, memory_id: str) -> tuple[str, str] | None:
@@ -212,23 +208,54 @@ class EmbeddedStore:
         return (str(row[0]), str(row[1])) if row else None
 
     # -- search ------------------------------------------------------------------------------
+    def _memory_index(self, db: sqlite3.Connection, source: str, memory_id: str) -> str:
+        """Name of this connection's FTS5 index of one memory's `source` rows, built if stale."""
+        columns = _INDEXED[source]
+        version = db.execute(
+            f"SELECT count(*), coalesce(max(seq), 0) FROM {source} WHERE memory_id = ?",
+            (memory_id,),
+        ).fetchone()
+        cache: OrderedDict[tuple[str, str], tuple[str, tuple[int, int]]] = (
+            self._local.__dict__.setdefault("indexes", OrderedDict())
+        )
+        key = (source, memory_id)
+        cached = cache.get(key)
+        if cached and cached[1] == tuple(version):
+            cache.move_to_end(key)
+            return cached[0]
+        if cached:
+            name = cached[0]
+            db.execute(f"DELETE FROM {name}")
+        else:
+            name = f"memory_index_{next(_index_names)}"
+            db.execute(f"CREATE VIRTUAL TABLE temp.{name} USING fts5({columns}, {_TOKENIZER})")
+        db.execute(
+            f"INSERT INTO {name} (rowid, {columns}) SELECT seq, {columns} FROM {source}"
+            " WHERE memory_id = ?",
+            (memory_id,),
+        )
+        cache[key] = (name, (int(version[0]), int(version[1])))
+        cache.move_to_end(key)
+        while len(cache) > _CACHED_INDEXES:
+            _, (old, _) = cache.popitem(last=False)
+            db.execute(f"DROP TABLE temp.{old}")
+        return name
+
     def search(
         self, memory_id: str, query: str, top_ke: int = 5, top_kc: int = 2, include_raw: bool = True
     ) -> SearchResult:
         """BM25 over the memory's entries and context snapshots; best first, score = -bm25."""
         db = self._db()
         self._check_memory(db, memory_id)
-        terms = query_terms(query)
-        scope = f'mem:"{memory_token(memory_id)}"'
+        match = fts_or_query(query_terms(query))
         entries: list[EntryHit] = []
         contexts: list[ContextHit] = []
-        if terms and top_ke > 0:
-            match = f"{scope} AND ({fts_or_query(terms)})"
+        if match and top_ke > 0:
+            index = self._memory_index(db, "entries", memory_id)
             rows = db.execute(
-                "SELECT e.entry_id, e.summary, e.raw_entry, e.creation_time, e.tags,"
-                " bm25(entries_fts, 0.0, 1.0, 1.0) AS rank FROM entries_fts"
-                " JOIN entries e ON e.seq = entries_fts.rowid WHERE entries_fts MATCH ?"
-                " ORDER BY rank, e.seq LIMIT ?",
+                "SELECT e.entry_id, e.summary, e.raw_entry, e.creation_time, e.tags, i.rank"
+                f" FROM (SELECT rowid, bm25({index}) AS rank FROM {index} WHERE {index} MATCH ?"
+                " ORDER BY rank LIMIT ?) i JOIN entries e ON e.seq = i.rowid ORDER BY i.rank, e.seq",
                 (match, top_ke),
             ).fetchall()
             entries = [
@@ -237,12 +264,13 @@ class EmbeddedStore:
                 )
                 for r in rows
             ]
-        if terms and top_kc > 0:
-            match = f"{scope} AND ({fts_or_query(terms)})"
+        if match and top_kc > 0:
+            index = self._memory_index(db, "contexts", memory_id)
             rows = db.execute(
-                "SELECT c.content, c.created_at, bm25(contexts_fts, 0.0, 1.0) AS rank"
-                " FROM contexts_fts JOIN contexts c ON c.seq = contexts_fts.rowid"
-                " WHERE contexts_fts MATCH ? ORDER BY rank, c.seq DESC LIMIT ?",
+                "SELECT c.content, c.created_at, i.rank"
+                f" FROM (SELECT rowid, bm25({index}) AS rank FROM {index} WHERE {index} MATCH ?"
+                " ORDER BY rank LIMIT ?) i JOIN contexts c ON c.seq = i.rowid"
+                " ORDER BY i.rank, c.seq DESC",
                 (match, top_kc),
             ).fetchall()
             contexts = [ContextHit(r[0], r[1], -float(r[2])) for r in rows]

@@ -27,8 +27,3 @@ def query_terms(text: str, limit: int = 64) -> list[str]:
 
 def fts_or_query(terms: list[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
-def memory_token(memory_id: str) -> str:
-    """The single FTS token that scopes a row to its memory."""
-    return "m" + re.sub(r"[^0-9a-zA-Z]", "", memory_id).lower()

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from lme_bench.dataset.errors import DatasetError
+from lme_bench.dataset.models import Instance
+from lme_bench.dataset.shards import prepare_dataset, select_questions
+from lme_bench.dataset.views import make_view
+from tests.factories import make_question
+
+
+def test_view_orders_sessions_by_date_with_opaque_keys_and_no_gold() -> None:
+    instance = Instance.model_validate(make_question())
+    view, keys = make_view(instance)
+    assert [s.key for s in view.sessions] == ["s000", "s001"]
+    assert [s.date for s in view.sessions] == ["2023/05/01 (Mon) 09:15", "2023/05/20 (Sat) 10:00"]
+    assert keys.position("s000") == 1 and keys.position("s001") == 0
+    dumped = json.dumps(asdict(view))
+    for gold in ("has_answer", "answer_4be1b6b4", "sharegpt_Ab3dE9x_0", 'golden retriever"'):
+        assert gold not in dumped
+    assert "answer" not in {f for f in view.__dataclass_fields__}
+    assert view.question == "What breed is my dog?"
+
+
+def test_prepare_splits_once_and_reuses(write_dataset: Callable[..., Path], tmp_path: Path) -> None:
+    path = write_dataset([make_question(), make_question("bb22cc33_abs")])
+    cache = tmp_path / "cache"
+    first = prepare_dataset(path, cache)
+    assert [r.question_id for r in first.questions] == ["aa11bb22", "bb22cc33_abs"]
+    assert first.questions[1].is_abstention and first.questions[0].n_turns == 6
+    assert first.questions[0].load() == Instance.model_validate(make_question())
+    shard = Path(first.questions[0].shard)
+    stamp = shard.stat().st_mtime_ns
+    again = prepare_dataset(path, cache)
+    assert again == first and shard.stat().st_mtime_ns == stamp
+    assert [r.question_id for r in select_questions(first, ["bb22cc33_abs"])] == ["bb22cc33_abs"]
+    assert len(select_questions(first, limit=1)) == 1
+    with pytest.raises(DatasetError, match="unknown question id.*nope"):
+        select_questions(first, ["nope"])
+
+
+def test_failed_split_leaves_no_folders(write_dataset: Callable[..., Path], tmp_path: Path) -> None:
+    path = write_dataset([make_question(), make_question("x", question_type="bogus")])
+    cache = tmp_path / "results" / ".cache" / "datasets"
+    with pytest.raises(DatasetError, match="question_type"):
+        prepare_dataset(path, cache)
+    assert not (tmp_path / "results").exists()

@@ -1,0 +1,49 @@
+"""Builders of small, valid LongMemEval questions for tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def make_question(question_id: str = "aa11bb22", **overrides: Any) -> dict[str, Any]:
+    """A small valid LongMemEval question: one filler and one evidence session, unsorted dates."""
+    question: dict[str, Any] = {
+        "question_id": question_id,
+        "question_type": "single-session-user",
+        "question": "What breed is my dog?",
+        "answer": "golden retriever",
+        "question_date": "2023/05/30 (Tue) 23:40",
+        "haystack_session_ids": ["sharegpt_Ab3dE9x_0", "answer_4be1b6b4"],
+        "haystack_dates": ["2023/05/20 (Sat) 10:00", "2023/05/01 (Mon) 09:15"],
+        "haystack_sessions": [
+            [
+                {"role": "user", "content": "How long should sourdough proof in the fridge?"},
+                {"role": "assistant", "content": "Twelve to sixteen hours works well."},
+            ],
+            [
+                {
+                    "role": "user",
+                    "content": "Any tips for a first week with a puppy?",
+                    "has_answer": False,
+                },
+                {
+                    "role": "assistant",
+                    "content": "Crate training helps a lot.",
+                    "has_answer": False,
+                },
+                {
+                    "role": "user",
+                    "content": "My golden retriever Max chews everything.",
+                    "has_answer": True,
+                },
+                {
+                    "role": "assistant",
+                    "content": "Offer chew toys and praise.",
+                    "has_answer": False,
+                },
+            ],
+        ],
+        "answer_session_ids": ["answer_4be1b6b4"],
+    }
+    question.update(overrides)
+    return question

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lme_bench.config import ConfigError, load_settings
+
+
+def _toml(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    return path
+
+
+def test_default_config_file_is_the_embedded_no_key_setup() -> None:
+    settings = load_settings(Path("configs/default.toml"))
+    assert settings.memory.backend == "embedded"
+    assert settings.ingest.mode == "raw"
+    assert settings.dataset.path is None  # the bundled sample
+    assert settings.memory_path == Path("results/memory.sqlite")
+
+
+def test_environment_overrides_toml_and_explicit_overrides_win(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _toml(tmp_path, '[run]\nid = "from-toml"\n[memory]\npath = "a.sqlite"\n')
+    assert load_settings(path).run.id == "from-toml"
+    monkeypatch.setenv("LME_RUN__ID", "from-env")
+    monkeypatch.setenv("LME_MEMORY__PATH", "/tmp/b.sqlite")
+    settings = load_settings(path)
+    assert settings.run.id == "from-env"
+    assert settings.memory_path == Path("/tmp/b.sqlite")
+    assert load_settings(path, **{"run.id": "from-cli"}).run.id == "from-cli"
+
+
+def test_memory_path_follows_results_dir(tmp_path: Path) -> None:
+    settings = load_settings(None, **{"run.results_dir": str(tmp_path)})
+    assert settings.memory_path == tmp_path / "memory.sqlite"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("[run]\nidd = 1\n", "run.idd: Extra inputs are not permitted"),
+        ("[nonsense]\nx = 1\n", "nonsense: Extra inputs are not permitted"),
+        ('[memory]\nbackend = "redis"\n', "memory.backend"),
+        ("[run]\nconcurrency = -1\n", "run.concurrency"),
+        ('[run]\nid = "../escape"\n', "run.id"),
+        ("[run\n", "not valid TOML"),
+    ],
+)
+def test_bad_config_names_file_and_key(tmp_path: Path, text: str, words: str) -> None:
+    path = _toml(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    assert str(path) in str(caught.value) and words in str(caught.value)
+
+
+def test_unknown_environment_key_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LME_RUN__BOGUS", "1")
+    with pytest.raises(ConfigError, match=r"run\.bogus"):
+        load_settings(None)
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such config file"):
+        load_settings(tmp_path / "absent.toml")
