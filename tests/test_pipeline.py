@@ -1,0 +1,74 @@
+"""The benchmark's steps without Prefect, on the bundled sample."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from lme_bench.config import load_settings
+from lme_bench.memory.embedded import EmbeddedBackend
+from lme_bench.metrics.retrieval import METRIC_NAMES
+from lme_bench.pipeline import (
+    error_rows,
+    evaluate_question,
+    ingest_question,
+    plan_run,
+    prepare_questions,
+    write_run,
+)
+
+
+def test_steps_write_complete_results_and_reingestion_adds_nothing(tmp_path: Path) -> None:
+    settings = load_settings(None, **{"run.results_dir": str(tmp_path), "run.id": "steps"})
+    plan = plan_run(settings)
+    prepared, refs = prepare_questions(plan)
+    assert len(refs) >= 30
+    outcomes = [asyncio.run(ingest_question(ref, settings, plan.run_id)) for ref in refs]
+    assert all(o.entries == ref.n_turns for o, ref in zip(outcomes, refs, strict=True))
+
+    again = asyncio.run(ingest_question(refs[0], settings, plan.run_id))
+    assert (again.memory_id, again.entries) == (outcomes[0].memory_id, outcomes[0].entries)
+
+    rows = []
+    for ref, outcome in zip(refs[1:], outcomes[1:], strict=True):
+        rows += asyncio.run(evaluate_question(ref, outcome, settings))
+    rows += error_rows(refs[0], RuntimeError("memory server went away"))
+    report = write_run(plan, settings, prepared, refs, rows, outcomes, datetime.now(UTC))
+
+    table = pq.read_table(plan.run_dir / "retrieval.parquet")
+    assert table.num_rows == 2 * len(refs)
+    assert table.schema.metadata[b"lme_bench.schema_version"] == b"1"
+    assert set(METRIC_NAMES) <= set(table.column_names)
+    data = table.to_pylist()
+    failed = [r for r in data if r["status"] == "error"]
+    assert {r["question_id"] for r in failed} == {refs[0].question_id}
+    assert all(r["recall_any@5"] is None and "went away" in r["error"] for r in failed)
+    ok = [r for r in data if r["status"] == "ok" and not r["is_abstention"]]
+    assert ok and all(0.0 <= r["recall_any@50"] <= 1.0 for r in ok)
+    # BM25 on the question text finds evidence for most sample questions within 50 turns.
+    assert sum(r["recall_any@50"] for r in ok) / len(ok) > 0.5
+    assert report.failed == [refs[0].question_id]
+
+    manifest = json.loads((plan.run_dir / "manifest.json").read_text())
+    assert manifest["dataset"]["sha256"] == prepared.sha256
+    assert manifest["config"]["memory"]["backend"] == "embedded"
+    assert set(manifest["git"]) == {"sha", "dirty"} and manifest["packages"]["prefect"]
+    assert manifest["started_at"] <= manifest["finished_at"]
+    summary = (plan.run_dir / "summary.md").read_text()
+    assert "| overall |" in summary and "non-abstention" in summary
+    assert not list(plan.run_dir.glob(".*.tmp"))
+
+
+def test_search_of_a_memory_built_by_ingestion(tmp_path: Path) -> None:
+    settings = load_settings(None, **{"run.results_dir": str(tmp_path), "run.id": "s"})
+    plan = plan_run(settings)
+    _, refs = prepare_questions(plan, limit=1)
+    outcome = asyncio.run(ingest_question(refs[0], settings, plan.run_id))
+    backend = EmbeddedBackend(settings.memory_path)
+    found = asyncio.run(backend.search(outcome.memory_id, refs[0].load().question, top_ke=5))
+    assert 0 < len(found.entries) <= 5
+    assert all(hit.tags["session_key"].startswith("s") for hit in found.entries)
