@@ -7,7 +7,7 @@ It only sequences tasks; all work lives in lme_bench.pipeline. Runs with no serv
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from prefect import flow, unmapped
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -25,7 +25,10 @@ class RunFailures(RuntimeError):
     """Raised after the results are written when some questions failed."""
 
 
-@flow(name="longmemeval", task_runner=ThreadPoolTaskRunner(max_workers=4), log_prints=True)
+_DEFAULT_RUNNER: Any = ThreadPoolTaskRunner(max_workers=4)  # `lme-bench run` sets [run] concurrency
+
+
+@flow(name="longmemeval", task_runner=_DEFAULT_RUNNER, log_prints=True)
 def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
     request = request or RunRequest()
     started_at = datetime.now(UTC)
@@ -41,12 +44,13 @@ def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
     outcomes: list[pipeline.IngestOutcome] = []
     for ref, ingest, evaluation in zip(refs, ingested, evaluated, strict=True):
         if ingest.state.is_completed():
-            outcomes.append(ingest.result())
+            outcomes.append(cast(pipeline.IngestOutcome, ingest.result()))
         if evaluation.state.is_completed():
-            rows.extend(evaluation.result())
+            rows.extend(cast(list[RetrievalRow], evaluation.result()))
         else:
             failed = ingest if not ingest.state.is_completed() else evaluation
-            rows.extend(pipeline.error_rows(ref, failed.result(raise_on_failure=False)))
+            error = cast(BaseException, failed.result(raise_on_failure=False))
+            rows.extend(pipeline.error_rows(ref, error))
 
     report = tasks.write_results(
         plan=plan,

@@ -19,7 +19,6 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-
 _toml_data: ContextVar[dict[str, Any]] = ContextVar("lme_toml_data", default={})  # noqa: B039
 
 
@@ -128,7 +127,7 @@ def load_settings(path: Path | None, **overrides: Any) -> Settings:
                 explicit.setdefault(section, {})[key] = value
         token = _toml_data.set(data)
         try:
-            settings = Settings(**explicit)
+            settings = Settings(**explicit)  # type: ignore[arg-type]
         finally:
             _toml_data.reset(token)
     except ValidationError as exc:

@@ -98,22 +98,21 @@ def evaluate_retrieval(
 ) -> list[RetrievalRow]:
     turn_ranked, session_ranked = official_rankings(instance, keys, hits)
     turn_corpus = corpus_turn_ids(instance)
-    common = {
-        "question_id": instance.question_id,
-        "question_type": instance.question_type,
-        "is_abstention": instance.is_abstention,
-    }
     session_corpus = corpus_session_ids(instance)
     return [
         RetrievalRow(
-            **common,
+            instance.question_id,
+            instance.question_type,
+            instance.is_abstention,
             granularity="session",
             ranked_ids=session_ranked,
             metrics=score_turn_ranking_at_session_level(turn_ranked, turn_corpus),
             n_evidence=sum(is_evidence(sid) for sid in session_corpus),
         ),
         RetrievalRow(
-            **common,
+            instance.question_id,
+            instance.question_type,
+            instance.is_abstention,
             granularity="turn",
             ranked_ids=turn_ranked,
             metrics=score_ranking(turn_ranked, turn_corpus),

@@ -6,9 +6,8 @@ from typing import Any
 
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
-from prefect.client.schemas.objects import TaskRun
+from prefect.client.schemas.objects import State, TaskRun
 from prefect.runtime import task_run
-from prefect.states import State
 
 from lme_bench import pipeline
 from lme_bench.config import Settings
@@ -18,7 +17,8 @@ from lme_bench.transient import is_transient
 
 
 def _retry_transient(task: Task[Any, Any], run: TaskRun, state: State[Any]) -> bool:
-    error = state.result(raise_on_failure=False)
+    # Called from inside the task engine's event loop: ask for the synchronous result.
+    error = state.result(raise_on_failure=False, _sync=True)  # type: ignore[call-overload]
     return isinstance(error, BaseException) and is_transient(error)
 
 

@@ -1,4 +1,4 @@
-"""No gold label reaches the memory system: not the answer, has_answer, evidence ids or session ids."""
+"""No gold label reaches the memory system: no answer, has_answer, evidence or session ids."""
 
 from __future__ import annotations
 

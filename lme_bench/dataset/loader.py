@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import ijson  # type: ignore[import-untyped]
+import ijson
 from pydantic import ValidationError
 
 from lme_bench.dataset.errors import DatasetError
@@ -77,9 +77,10 @@ def iter_questions(path: Path) -> Iterator[LoadedQuestion]:
             for index, raw in enumerate(ijson.items(handle, "item", use_float=True)):
                 instance = _instance(path, index, raw)
                 if instance.question_id in seen:
+                    first_seen = seen[instance.question_id]
                     raise DatasetError(
                         path,
-                        f"duplicate question_id, first seen at question #{seen[instance.question_id]}",
+                        f"duplicate question_id, first seen at question #{first_seen}",
                         index=index,
                         question_id=instance.question_id,
                         field="question_id",

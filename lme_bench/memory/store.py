@@ -255,7 +255,8 @@ class EmbeddedStore:
             rows = db.execute(
                 "SELECT e.entry_id, e.summary, e.raw_entry, e.creation_time, e.tags, i.rank"
                 f" FROM (SELECT rowid, bm25({index}) AS rank FROM {index} WHERE {index} MATCH ?"
-                " ORDER BY rank LIMIT ?) i JOIN entries e ON e.seq = i.rowid ORDER BY i.rank, e.seq",
+                " ORDER BY rank LIMIT ?) i JOIN entries e ON e.seq = i.rowid"
+                " ORDER BY i.rank, e.seq",
                 (match, top_ke),
             ).fetchall()
             entries = [

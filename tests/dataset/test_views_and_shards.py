@@ -40,7 +40,7 @@ def test_prepare_splits_once_and_reuses(write_dataset: Callable[..., Path], tmp_
     assert again == first and shard.stat().st_mtime_ns == stamp
     assert [r.question_id for r in select_questions(first, ["bb22cc33_abs"])] == ["bb22cc33_abs"]
     assert len(select_questions(first, limit=1)) == 1
-    with pytest.raises(DatasetError, match="unknown question id.*nope"):
+    with pytest.raises(DatasetError, match=r"unknown question id.*nope"):
         select_questions(first, ["nope"])
 
 

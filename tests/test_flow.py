@@ -1,0 +1,75 @@
+"""The `longmemeval` flow under Prefect's test harness, on the bundled sample."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.testing.utilities import prefect_test_harness
+
+from flows.longmemeval import RunFailures, longmemeval
+from lme_bench import pipeline
+from lme_bench.request import RunRequest
+
+
+@pytest.fixture(scope="module")
+def harness() -> Iterator[None]:
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+def _artifact_keys() -> set[str]:
+    with get_client(sync_client=True) as client:
+        return {a.key for a in client.read_artifacts() if a.key}
+
+
+def _task_run_names() -> list[str]:
+    with get_client(sync_client=True) as client:
+        return [t.name for t in client.read_task_runs()]
+
+
+def test_flow_on_the_sample_writes_results_and_artifacts(harness: None, tmp_path: Path) -> None:
+    request = RunRequest(results_dir=str(tmp_path), run_id="flow")
+    result = longmemeval(request)
+    run_dir = tmp_path / "flow"
+    assert result["run_dir"] == str(run_dir)
+    table = pq.read_table(run_dir / "retrieval.parquet").to_pylist()
+    questions = {r["question_id"] for r in table}
+    assert len(questions) == 34 and len(table) == 68
+    assert all(r["status"] == "ok" for r in table)
+    assert {"summary.md", "summary.json", "manifest.json", "retrieval.parquet"} <= {
+        p.name for p in run_dir.iterdir()
+    }
+    assert {"retrieval-summary", "run-summary"} <= _artifact_keys()
+    names = _task_run_names()
+    assert any(n.startswith("ingest ") and "(multi-session)" in n for n in names)
+
+    db = sqlite3.connect(tmp_path / "memory.sqlite")
+    count = db.execute("SELECT count(*) FROM entries").fetchone()[0]
+    longmemeval(request)  # same run id again: memories are reused, nothing is duplicated
+    assert db.execute("SELECT count(*) FROM entries").fetchone()[0] == count
+    assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 34
+
+
+def test_failed_question_becomes_error_rows_and_fails_the_run(
+    harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = pipeline.ingest_question
+
+    async def flaky(ref: Any, settings: Any, run_id: str) -> Any:
+        if ref.index == 0:
+            raise ValueError("memory rejected the write")
+        return await real(ref, settings, run_id)
+
+    monkeypatch.setattr(pipeline, "ingest_question", flaky)
+    with pytest.raises(RunFailures, match="1 question"):
+        longmemeval(RunRequest(results_dir=str(tmp_path), run_id="broken", limit=3))
+    table = pq.read_table(tmp_path / "broken" / "retrieval.parquet").to_pylist()
+    assert [r["status"] for r in table].count("error") == 2
+    assert all("memory rejected the write" in r["error"] for r in table if r["status"] == "error")
+    assert sum(r["status"] == "ok" for r in table) == 4
