@@ -1,0 +1,1 @@
+"""Run results: Parquet schemas, atomic writes, the manifest and the summary."""

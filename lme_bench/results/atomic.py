@@ -1,0 +1,29 @@
+"""Atomic file writes: write a temporary file beside the target, fsync, then rename over it."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+
+def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
+    """Call `write(tmp_path)`, then move the finished file to `path`; never leave a partial file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        with tmp.open("rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    write_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

@@ -1,0 +1,52 @@
+"""Declared Parquet schemas of the run files, and their writers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lme_bench.metrics.retrieval import METRIC_NAMES
+from lme_bench.results.atomic import write_atomically
+from lme_bench.retrieval import RetrievalRow
+
+SCHEMA_VERSION = "1"
+
+RETRIEVAL_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("question_id", pa.string(), nullable=False),
+        pa.field("question_type", pa.string(), nullable=False),
+        pa.field("is_abstention", pa.bool_(), nullable=False),
+        pa.field("granularity", pa.string(), nullable=False),
+        pa.field("ranked_ids", pa.list_(pa.string()), nullable=False),
+        pa.field("n_evidence", pa.int32(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("error", pa.string()),
+        *[pa.field(name, pa.float64()) for name in METRIC_NAMES],
+    ],
+    metadata={"lme_bench.table": "retrieval", "lme_bench.schema_version": SCHEMA_VERSION},
+)
+
+
+def retrieval_table(run_id: str, rows: Sequence[RetrievalRow]) -> pa.Table:
+    columns: dict[str, list[object]] = {name: [] for name in RETRIEVAL_SCHEMA.names}
+    for row in rows:
+        columns["run_id"].append(run_id)
+        columns["question_id"].append(row.question_id)
+        columns["question_type"].append(row.question_type)
+        columns["is_abstention"].append(row.is_abstention)
+        columns["granularity"].append(row.granularity)
+        columns["ranked_ids"].append(row.ranked_ids)
+        columns["n_evidence"].append(row.n_evidence)
+        columns["status"].append(row.status)
+        columns["error"].append(row.error)
+        for name in METRIC_NAMES:
+            columns[name].append(row.metrics.get(name) if row.status == "ok" else None)
+    return pa.Table.from_pydict(columns, schema=RETRIEVAL_SCHEMA)
+
+
+def write_parquet(path: Path, table: pa.Table) -> None:
+    write_atomically(path, lambda tmp: pq.write_table(table, tmp))
