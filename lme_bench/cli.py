@@ -68,8 +68,11 @@ def _run(args: argparse.Namespace) -> int:
     prepare_questions(plan, request.questions, request.limit)  # fail fast on bad input
     request = request.model_copy(update={"run_id": plan.run_id})
 
-    # Offline by design: no telemetry from the temporary Prefect server.
+    # Offline by design: no telemetry from the temporary Prefect server, and none of the
+    # cancellation tracebacks it logs while shutting down.
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    if not os.environ.get("PREFECT_API_URL"):
+        os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
     # The flow lives outside the core package, which never imports Prefect.
     flow_module: Any = importlib.import_module("flows.longmemeval")
     from prefect.task_runners import ThreadPoolTaskRunner
