@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from lme_bench.config import Settings
+from lme_bench.dataset.known import describe_release
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.raw import ingest_raw
@@ -141,7 +142,12 @@ def write_run(
     write_text_atomically(plan.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     manifest = build_manifest(
         run_id=plan.run_id,
-        dataset={"path": prepared.path, "sha256": prepared.sha256, "questions": len(refs)},
+        dataset={
+            "path": prepared.path,
+            "sha256": prepared.sha256,
+            "release": describe_release(prepared.sha256, Path(prepared.path), bundled_sample()),
+            "questions": len(refs),
+        },
         question_ids=[r.question_id for r in refs],
         failed_question_ids=failed,
         ingestion={
@@ -150,7 +156,7 @@ def write_run(
             "turns": sum(o.turns for o in outcomes),
             "seconds": round(sum(o.seconds for o in outcomes), 3),
         },
-        memories={o.question_id: asdict(o)["memory_id"] for o in outcomes},
+        memories={o.question_id: o.memory_id for o in outcomes},
         config=settings.redacted(),
         started_at=started_at.isoformat(),
         finished_at=datetime.now(UTC).isoformat(),

@@ -55,6 +55,7 @@ def test_steps_write_complete_results_and_reingestion_adds_nothing(tmp_path: Pat
 
     manifest = json.loads((plan.run_dir / "manifest.json").read_text())
     assert manifest["dataset"]["sha256"] == prepared.sha256
+    assert manifest["dataset"]["release"].startswith("lme-bench bundled sample")
     assert manifest["config"]["memory"]["backend"] == "embedded"
     assert set(manifest["git"]) == {"sha", "dirty"} and manifest["packages"]["prefect"]
     assert manifest["started_at"] <= manifest["finished_at"]

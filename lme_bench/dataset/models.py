@@ -9,18 +9,10 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-QUESTION_TYPES: tuple[str, ...] = (
-    "single-session-user",
-    "single-session-assistant",
-    "single-session-preference",
-    "temporal-reasoning",
-    "knowledge-update",
-    "multi-session",
-)
 QuestionType = Literal[
     "single-session-user",
     "single-session-assistant",
@@ -29,6 +21,7 @@ QuestionType = Literal[
     "knowledge-update",
     "multi-session",
 ]
+QUESTION_TYPES: tuple[str, ...] = get_args(QuestionType)
 ABSTENTION_SUFFIX = "_abs"
 
 # "2023/05/30 (Tue) 23:40"; the weekday is informative only and not checked.

@@ -75,7 +75,7 @@ def summary_markdown(summary: dict[str, Any], title: str) -> str:
             "|---|---:|" + "---:|" * len(SHOWN_METRICS),
         ]
         for row in summary_table(summary, granularity):
-            cells = [_cell(row[m]) if row[m] is not None else "–" for m in SHOWN_METRICS]
+            cells = [_cell(row[m]) if row[m] is not None else "-" for m in SHOWN_METRICS]
             lines.append(f"| {row['question_type']} | {row['n']} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += [summary["note"], ""]

@@ -50,3 +50,11 @@ def test_failed_split_leaves_no_folders(write_dataset: Callable[..., Path], tmp_
     with pytest.raises(DatasetError, match="question_type"):
         prepare_dataset(path, cache)
     assert not (tmp_path / "results").exists()
+
+
+def test_known_release_is_recognised_by_its_bytes(tmp_path: Path) -> None:
+    from lme_bench.dataset.known import KNOWN_RELEASES, describe_release
+
+    sha = next(iter(KNOWN_RELEASES))
+    assert "cleaned" in describe_release(sha, tmp_path / "x.json", tmp_path / "s.json")
+    assert "unrecognised" in describe_release("0" * 64, tmp_path / "x.json", tmp_path / "s.json")

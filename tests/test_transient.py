@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from lme_bench.config import ConfigError
+from lme_bench.dataset.errors import DatasetError
+from lme_bench.transient import is_transient
+
+
+@pytest.mark.parametrize(
+    "error",
+    [TimeoutError(), ConnectionResetError(), sqlite3.OperationalError("database is locked")],
+)
+def test_transient_faults_are_retried(error: BaseException) -> None:
+    assert is_transient(error)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [DatasetError("d.json", "bad"), ConfigError("bad"), ValueError("bad"), KeyError("x")],
+)
+def test_bad_input_is_never_retried(error: BaseException) -> None:
+    assert not is_transient(error)
