@@ -30,14 +30,40 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class McpSettings(_Section):
+    """How to reach an MCP memory server (Mycelian's tool surface)."""
+
+    transport: Literal["streamable_http", "stdio"] = "streamable_http"
+    url: str | None = Field(default=None, description="streamable HTTP endpoint, e.g. …/mcp")
+    command: str | None = Field(default=None, description="stdio: the server command")
+    args: list[str] = Field(default_factory=list, description="stdio: its arguments")
+    env: dict[str, str] = Field(default_factory=dict, description="stdio: extra environment")
+    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers (no secrets)")
+    headers_from_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="HTTP header -> environment variable holding its value (for tokens)",
+    )
+    timeout_s: float = Field(default=60.0, gt=0, description="per tool call")
+
+
 class MemorySettings(_Section):
-    backend: Literal["embedded"] = "embedded"
+    backend: Literal["embedded", "mcp"] = "embedded"
     path: Path | None = Field(
         default=None, description="SQLite file; default <results_dir>/memory.sqlite"
     )
     vault: str | None = Field(
         default=None, description="vault title; default: one vault per host, lme-bench-<host>"
     )
+    search: Literal["bm25", "dense", "hybrid"] = Field(
+        default="bm25", description="embedded search: BM25, dense vectors, or both blended"
+    )
+    alpha: float = Field(
+        default=0.6, ge=0.0, le=1.0, description="hybrid: weight of the dense score (Mycelian 0.6)"
+    )
+    embedding_model: str = Field(
+        default="all-MiniLM-L6-v2", description="dense: model name (the packaged MiniLM)"
+    )
+    mcp: McpSettings = McpSettings()
 
 
 class IngestSettings(_Section):

@@ -1,29 +1,33 @@
 """The embedded memory store: vaults, memories, entries and context snapshots in one SQLite file.
 
-WAL mode, one connection per thread. Search is FTS5 BM25 over one memory at a time: each
-connection builds an in-memory FTS5 index of a memory's entries (and one of its context
-snapshots) when first searched and rebuilds it only after that memory changes. Per-memory
-indexes keep BM25's document statistics to that memory, so a question's ranking never depends on
-what else the file holds. Writes are synchronous, so the store is always consistent; adding an
+WAL mode, one connection per thread; search goes through per-memory indexes (search_index.py).
+Writes are synchronous, so the store is always consistent; adding an
 entry whose raw text, summary and tags equal one already in the memory is a no-op.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import sqlite3
 import threading
 import uuid
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
-from lme_bench.memory.text_search import fts_or_query, query_terms
-from lme_bench.memory.types import ContextHit, Entry, EntryHit, NewEntry, SearchResult
+from lme_bench.memory.search_index import MemoryIndexes
+from lme_bench.memory.types import (
+    ContextHit,
+    Entry,
+    EntryHit,
+    Memory,
+    NewEntry,
+    SearchResult,
+    Vault,
+)
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -44,19 +48,41 @@ CREATE TABLE IF NOT EXISTS contexts (
     content TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS contexts_by_memory ON contexts (memory_id, seq);
 """
-_TOKENIZER = "tokenize = 'porter unicode61 remove_diacritics 2'"
-_CACHED_INDEXES = 8  # per-memory search indexes kept per connection
-_INDEXED = {"entries": "summary, raw_entry", "contexts": "content"}
-_index_names = itertools.count()
+
+
+_TICK = timedelta(microseconds=1)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def format_rfc3339(moment: datetime) -> str:
+    """Fixed-width UTC RFC 3339 with microseconds, so text order is time order."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_rfc3339(text: str) -> datetime:
+    """Parse an RFC 3339 timestamp (any offset, 'Z' allowed); naive times are taken as UTC."""
+    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def now_rfc3339() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return format_rfc3339(_utc_now())
 
 
 def _content_key(entry: NewEntry) -> str:
     payload = json.dumps([entry.raw_entry, entry.summary, entry.tags], sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+_ENTRY_COLUMNS = "entry_id, memory_id, raw_entry, summary, tags, creation_time"
+_MEMORY_COLUMNS = "memory_id, vault_id, title, memory_type, description, created_at"
+
+
+def _entry(row: Sequence[Any]) -> Entry:
+    return Entry(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
 
 
 class NotFoundError(KeyError):
@@ -143,12 +169,50 @@ class EmbeddedStore:
         if not db.execute("SELECT 1 FROM memories WHERE memory_id = ?", (memory_id,)).fetchone():
             raise NotFoundError(f"memory {memory_id} not found")
 
+    def list_vaults(self) -> list[Vault]:
+        rows = self._db().execute(
+            "SELECT vault_id, title, description, created_at FROM vaults ORDER BY created_at, title"
+        )
+        return [Vault(*row) for row in rows]
+
+    def list_memories(self, vault_id: str) -> list[Memory]:
+        db = self._db()
+        if not db.execute("SELECT 1 FROM vaults WHERE vault_id = ?", (vault_id,)).fetchone():
+            raise NotFoundError(f"vault {vault_id} not found")
+        rows = db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE vault_id = ? ORDER BY created_at, title",
+            (vault_id,),
+        )
+        return [Memory(*row) for row in rows]
+
+    def get_memory(self, vault_id: str, memory_id: str) -> Memory:
+        row = (
+            self._db()
+            .execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE vault_id = ? AND memory_id = ?",
+                (vault_id, memory_id),
+            )
+            .fetchone()
+        )
+        if row is None:
+            raise NotFoundError(f"memory {memory_id} not found in vault {vault_id}")
+        return Memory(*row)
+
     # -- entries -----------------------------------------------------------------------------
     def add_entries(self, memory_id: str, entries: Sequence[NewEntry]) -> int:
-        """Store entries in order; returns how many were new."""
+        """Store entries in order; returns how many were new.
+
+        Creation times strictly increase within a memory, so time-based paging never skips.
+        """
         added = 0
         with self._tx() as db:
             self._check_memory(db, memory_id)
+            (last,) = db.execute(
+                "SELECT max(creation_time) FROM entries WHERE memory_id = ?", (memory_id,)
+            ).fetchone()
+            stamp = _utc_now()
+            if last is not None:
+                stamp = max(stamp, parse_rfc3339(last) + _TICK)
             for entry in entries:
                 cur = db.execute(
                     "INSERT OR IGNORE INTO entries (entry_id, memory_id, raw_entry, summary, tags,"
@@ -159,11 +223,13 @@ class EmbeddedStore:
                         entry.raw_entry,
                         entry.summary,
                         json.dumps(entry.tags, sort_keys=True),
-                        now_rfc3339(),
+                        format_rfc3339(stamp),
                         _content_key(entry),
                     ),
                 )
-                added += cur.rowcount
+                if cur.rowcount:
+                    added += 1
+                    stamp += _TICK
         return added
 
     def count_entries(self, memory_id: str) -> int:
@@ -174,17 +240,46 @@ class EmbeddedStore:
         )
         return int(row[0])
 
-    def list_entries(self, memory_id: str) -> list[Entry]:
-        rows = (
+    def list_entries(
+        self,
+        memory_id: str,
+        limit: int | None = None,
+        before: str | None = None,
+        after: str | None = None,
+    ) -> list[Entry]:
+        """Entries oldest first; with a limit, the newest `limit` ones (before/after a time)."""
+        clauses, args = ["memory_id = ?"], [memory_id]
+        if before is not None:
+            clauses.append("creation_time < ?")
+            args.append(format_rfc3339(parse_rfc3339(before)))
+        if after is not None:
+            clauses.append("creation_time > ?")
+            args.append(format_rfc3339(parse_rfc3339(after)))
+        where = " AND ".join(clauses)
+        if limit is None:
+            sql = f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE {where} ORDER BY seq"
+        elif after is not None:  # the oldest `limit` entries after the time: paging forward
+            sql = f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE {where} ORDER BY seq LIMIT {limit:d}"
+        else:
+            sql = (
+                f"SELECT * FROM (SELECT {_ENTRY_COLUMNS}, seq FROM entries WHERE {where}"
+                f" ORDER BY seq DESC LIMIT {limit:d}) ORDER BY seq"
+            )
+        rows = self._db().execute(sql, args).fetchall()
+        return [_entry(row) for row in rows]
+
+    def get_entry(self, memory_id: str, entry_id: str) -> Entry:
+        row = (
             self._db()
             .execute(
-                "SELECT entry_id, memory_id, raw_entry, summary, tags, creation_time FROM entries"
-                " WHERE memory_id = ? ORDER BY seq",
-                (memory_id,),
+                f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE memory_id = ? AND entry_id = ?",
+                (memory_id, entry_id),
             )
-            .fetchall()
+            .fetchone()
         )
-        return [Entry(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
+        if row is None:
+            raise NotFoundError(f"entry {entry_id} not found in memory {memory_id}")
+        return _entry(row)
 
     # -- contexts ----------------------------------------------------------------------------
     def put_context(self, memory_id: str, content: str) -> None:
@@ -207,74 +302,47 @@ class EmbeddedStore:
         )
         return (str(row[0]), str(row[1])) if row else None
 
-    # -- search ------------------------------------------------------------------------------
-    def _memory_index(self, db: sqlite3.Connection, source: str, memory_id: str) -> str:
-        """Name of this connection's FTS5 index of one memory's `source` rows, built if stale."""
-        columns = _INDEXED[source]
-        version = db.execute(
-            f"SELECT count(*), coalesce(max(seq), 0) FROM {source} WHERE memory_id = ?",
-            (memory_id,),
-        ).fetchone()
-        cache: OrderedDict[tuple[str, str], tuple[str, tuple[int, int]]] = (
-            self._local.__dict__.setdefault("indexes", OrderedDict())
-        )
-        key = (source, memory_id)
-        cached = cache.get(key)
-        if cached and cached[1] == tuple(version):
-            cache.move_to_end(key)
-            return cached[0]
-        if cached:
-            name = cached[0]
-            db.execute(f"DELETE FROM {name}")
-        else:
-            name = f"memory_index_{next(_index_names)}"
-            db.execute(f"CREATE VIRTUAL TABLE temp.{name} USING fts5({columns}, {_TOKENIZER})")
-        db.execute(
-            f"INSERT INTO {name} (rowid, {columns}) SELECT seq, {columns} FROM {source}"
-            " WHERE memory_id = ?",
-            (memory_id,),
-        )
-        cache[key] = (name, (int(version[0]), int(version[1])))
-        cache.move_to_end(key)
-        while len(cache) > _CACHED_INDEXES:
-            _, (old, _) = cache.popitem(last=False)
-            db.execute(f"DROP TABLE temp.{old}")
-        return name
-
     def search(
         self, memory_id: str, query: str, top_ke: int = 5, top_kc: int = 2, include_raw: bool = True
     ) -> SearchResult:
-        """BM25 over the memory's entries and context snapshots; best first, score = -bm25."""
+        """BM25 over the memory's entries and context snapshots; best first, higher is better."""
         db = self._db()
         self._check_memory(db, memory_id)
-        match = fts_or_query(query_terms(query))
+        indexes = self._local.__dict__.setdefault("indexes", MemoryIndexes())
         entries: list[EntryHit] = []
         contexts: list[ContextHit] = []
-        if match and top_ke > 0:
-            index = self._memory_index(db, "entries", memory_id)
-            rows = db.execute(
-                "SELECT e.entry_id, e.summary, e.raw_entry, e.creation_time, e.tags, i.rank"
-                f" FROM (SELECT rowid, bm25({index}) AS rank FROM {index} WHERE {index} MATCH ?"
-                " ORDER BY rank LIMIT ?) i JOIN entries e ON e.seq = i.rowid"
-                " ORDER BY i.rank, e.seq",
-                (match, top_ke),
-            ).fetchall()
+        if top_ke > 0:
+            ranked = indexes.rank(db, "entries", memory_id, query, top_ke)
+            rows = {
+                r[0]: r
+                for r in db.execute(
+                    "SELECT seq, entry_id, summary, raw_entry, creation_time, tags FROM entries"
+                    f" WHERE seq IN ({','.join('?' * len(ranked))})",
+                    [seq for seq, _ in ranked],
+                )
+            }
             entries = [
                 EntryHit(
-                    r[0], r[1], r[2] if include_raw else None, -float(r[5]), r[3], json.loads(r[4])
+                    entry_id=rows[seq][1],
+                    summary=rows[seq][2],
+                    raw_entry=rows[seq][3] if include_raw else None,
+                    score=score,
+                    creation_time=rows[seq][4],
+                    tags=json.loads(rows[seq][5]),
                 )
-                for r in rows
+                for seq, score in ranked
             ]
-        if match and top_kc > 0:
-            index = self._memory_index(db, "contexts", memory_id)
-            rows = db.execute(
-                "SELECT c.content, c.created_at, i.rank"
-                f" FROM (SELECT rowid, bm25({index}) AS rank FROM {index} WHERE {index} MATCH ?"
-                " ORDER BY rank LIMIT ?) i JOIN contexts c ON c.seq = i.rowid"
-                " ORDER BY i.rank, c.seq DESC",
-                (match, top_kc),
-            ).fetchall()
-            contexts = [ContextHit(r[0], r[1], -float(r[2])) for r in rows]
+        if top_kc > 0:
+            ranked = indexes.rank(db, "contexts", memory_id, query, top_kc)
+            rows = {
+                r[0]: r
+                for r in db.execute(
+                    "SELECT seq, content, created_at FROM contexts"
+                    f" WHERE seq IN ({','.join('?' * len(ranked))})",
+                    [seq for seq, _ in ranked],
+                )
+            }
+            contexts = [ContextHit(rows[seq][1], rows[seq][2], score) for seq, score in ranked]
         latest = self.latest_context(memory_id)
         return SearchResult(
             entries=entries,

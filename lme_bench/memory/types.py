@@ -6,6 +6,24 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
+class Vault:
+    vault_id: str
+    title: str
+    description: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    memory_id: str
+    vault_id: str
+    title: str
+    memory_type: str
+    description: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
 class NewEntry:
     raw_entry: str
     summary: str
