@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -65,6 +65,18 @@ class MemorySettings(_Section):
     )
     mcp: McpSettings = McpSettings()
 
+    @model_validator(mode="after")
+    def _mcp_server_named(self) -> MemorySettings:
+        if self.backend == "mcp":
+            if self.mcp.transport == "streamable_http" and not self.mcp.url:
+                raise ValueError(
+                    "backend = 'mcp' over streamable_http needs [memory.mcp] url,"
+                    " e.g. http://127.0.0.1:11546/mcp"
+                )
+            if self.mcp.transport == "stdio" and not self.mcp.command:
+                raise ValueError("backend = 'mcp' over stdio needs [memory.mcp] command (and args)")
+        return self
+
 
 class IngestSettings(_Section):
     mode: Literal["raw"] = "raw"
@@ -89,6 +101,30 @@ class RunSettings(_Section):
     concurrency: int = Field(default=4, ge=1, le=256, description="questions in flight")
 
 
+class ProviderSettings(_Section):
+    """A named model provider, e.g. a local OpenAI-compatible server (vLLM, Ollama, …)."""
+
+    kind: Literal["openai", "openai-compatible", "bedrock", "fake"] = "openai-compatible"
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint …/v1")
+    api_key_env: str | None = Field(
+        default=None, description="environment variable holding the API key (never the key)"
+    )
+    region: str | None = Field(default=None, description="bedrock: AWS region")
+
+
+class ModelsSettings(_Section):
+    """Models by role, as "provider:model" strings; unset roles are not used."""
+
+    agent: str | None = None
+    qa: str | None = None
+    judge: str | None = None
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    seed: int | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+    retry_attempts: int = Field(default=6, ge=1, le=20, description="calls per request in all")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="LME_", env_nested_delimiter="__", extra="forbid", validate_default=True
@@ -99,6 +135,8 @@ class Settings(BaseSettings):
     dataset: DatasetSettings = DatasetSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     run: RunSettings = RunSettings()
+    models: ModelsSettings = ModelsSettings()
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
 
     @property
     def memory_path(self) -> Path:

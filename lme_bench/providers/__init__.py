@@ -1,0 +1,1 @@
+"""Chat models from "provider:model" strings: OpenAI, Bedrock, OpenAI-compatible servers, fake."""

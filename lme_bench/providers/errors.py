@@ -1,0 +1,19 @@
+"""Provider errors the harness understands, whatever SDK raised them."""
+
+from __future__ import annotations
+
+
+class ProviderConfigError(ValueError):
+    """A model that cannot be used as configured (unknown provider, missing key or SDK)."""
+
+
+class ProviderThrottled(RuntimeError):
+    """The provider asked us to slow down (HTTP 429, Bedrock ThrottlingException)."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class ProviderUnavailable(RuntimeError):
+    """A transient provider fault: 5xx, timeout, dropped connection."""

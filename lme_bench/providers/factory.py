@@ -1,0 +1,163 @@
+"""Chat models from "provider:model" strings, checked before any work starts.
+
+    openai:gpt-4o-2024-08-06        OpenAI (OPENAI_API_KEY; OPENAI_BASE_URL honoured)
+    bedrock:anthropic.claude-…      AWS Bedrock Converse (region from config, AWS default chain)
+    fake:echo                       the scripted fake shipped in the package
+    <name>:<model>                  a provider named in [providers.<name>], e.g. a local
+                                    OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio)
+
+SDKs are imported only when a model of theirs is built. Keys come from the environment only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
+
+from lme_bench.config import ModelsSettings, ProviderSettings, Settings
+from lme_bench.providers.errors import ProviderConfigError
+from lme_bench.providers.fake import ScriptedChatModel
+
+ProviderKind = Literal["openai", "openai-compatible", "bedrock", "fake"]
+BUILT_IN: dict[str, ProviderKind] = {"openai": "openai", "bedrock": "bedrock", "fake": "fake"}
+_SDK = {
+    "openai": "langchain_openai",
+    "openai-compatible": "langchain_openai",
+    "bedrock": "langchain_aws",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    role: str
+    provider: str
+    model: str
+    kind: str
+    provider_settings: ProviderSettings
+
+    @property
+    def label(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+
+def parse_model(role: str, text: str, settings: Settings) -> ModelSpec:
+    provider, sep, model = text.partition(":")
+    if not sep or not provider or not model:
+        raise ProviderConfigError(
+            f"[models] {role} = {text!r}: expected 'provider:model', e.g. 'openai:gpt-4o'"
+        )
+    configured = settings.providers.get(provider)
+    if configured is not None:
+        return ModelSpec(role, provider, model, configured.kind, configured)
+    if provider in BUILT_IN:
+        kind = BUILT_IN[provider]
+        return ModelSpec(role, provider, model, kind, ProviderSettings(kind=kind))
+    known = ", ".join(sorted({*BUILT_IN, *settings.providers}))
+    raise ProviderConfigError(
+        f"[models] {role} = {text!r}: unknown provider {provider!r} (known: {known}; "
+        f"add [providers.{provider}] with a base_url for an OpenAI-compatible server)"
+    )
+
+
+def _api_key(spec: ModelSpec) -> str | None:
+    env = spec.provider_settings.api_key_env or (
+        "OPENAI_API_KEY" if spec.kind == "openai" else None
+    )
+    return os.environ.get(env) if env else None
+
+
+def problems(spec: ModelSpec) -> list[str]:
+    """What stops this model from being used, each with what to do about it."""
+    found = []
+    where = f"[models] {spec.role} = '{spec.label}'"
+    sdk = _SDK.get(spec.kind)
+    if sdk and importlib.util.find_spec(sdk) is None:
+        found.append(
+            f"{where}: the {sdk} package is not installed (pip install {sdk.replace('_', '-')})"
+        )
+    if spec.kind == "openai" and not _api_key(spec):
+        env = spec.provider_settings.api_key_env or "OPENAI_API_KEY"
+        found.append(f"{where}: set {env} in the environment")
+    if spec.kind == "openai-compatible":
+        if not spec.provider_settings.base_url:
+            found.append(f"{where}: set [providers.{spec.provider}] base_url")
+        key_env = spec.provider_settings.api_key_env
+        if key_env and not os.environ.get(key_env):
+            found.append(f"{where}: set {key_env} in the environment")
+    if spec.kind == "bedrock" and not problems_free_bedrock(spec):
+        found.append(
+            f"{where}: no AWS credentials found (set AWS_PROFILE or AWS_ACCESS_KEY_ID/"
+            "AWS_SECRET_ACCESS_KEY, or run on a role) and a region ([providers.bedrock] region "
+            "or AWS_REGION)"
+        )
+    return found
+
+
+def problems_free_bedrock(spec: ModelSpec) -> bool:
+    if importlib.util.find_spec("boto3") is None:
+        return True  # reported as a missing SDK already
+    import boto3
+
+    session = boto3.Session(region_name=spec.provider_settings.region)
+    return session.get_credentials() is not None and session.region_name is not None
+
+
+def check_models(
+    settings: Settings, roles: tuple[str, ...] = ("agent", "qa", "judge")
+) -> list[ModelSpec]:
+    """Parse and check every configured role; one error listing every problem, or the specs."""
+    specs, found = [], []
+    for role in roles:
+        text = getattr(settings.models, role)
+        if not text:
+            continue
+        try:
+            spec = parse_model(role, text, settings)
+        except ProviderConfigError as exc:
+            found.append(str(exc))
+            continue
+        specs.append(spec)
+        found += problems(spec)
+    if found:
+        raise ProviderConfigError("model check failed:\n  " + "\n  ".join(found))
+    return specs
+
+
+def build_chat_model(spec: ModelSpec, models: ModelsSettings) -> BaseChatModel:
+    """The LangChain chat model for `spec`; the SDK's own retries are off (ours handle them)."""
+    common: dict[str, Any] = {}
+    if models.temperature is not None:
+        common["temperature"] = models.temperature
+    if models.max_tokens is not None:
+        common["max_tokens"] = models.max_tokens
+    if spec.kind == "fake":
+        return ScriptedChatModel(model_name=spec.model)
+    if spec.kind in ("openai", "openai-compatible"):
+        from langchain_openai import ChatOpenAI
+
+        key = _api_key(spec) or "not-needed"
+        base_url = spec.provider_settings.base_url or (
+            os.environ.get("OPENAI_BASE_URL") if spec.kind == "openai" else None
+        )
+        if models.seed is not None:
+            common["seed"] = models.seed
+        return ChatOpenAI(
+            model=spec.model,
+            api_key=SecretStr(key),
+            base_url=base_url,
+            timeout=models.timeout_s,
+            max_retries=0,
+            **common,
+        )
+    if spec.kind == "bedrock":
+        from langchain_aws import ChatBedrockConverse
+
+        return ChatBedrockConverse(
+            model=spec.model, region_name=spec.provider_settings.region, **common
+        )
+    raise ProviderConfigError(f"[models] {spec.role}: unsupported provider kind {spec.kind!r}")

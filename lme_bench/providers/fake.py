@@ -1,0 +1,119 @@
+"""A scripted fake chat model shipped in the package: replays replies, records what it was sent.
+
+Replies come from a script (AIMessages, strings, or functions of the messages), so tests can
+make it emit tool calls. It can simulate latency and throttling, and it counts tokens roughly
+(whitespace words) so accounting works without a tokenizer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from lme_bench.providers.errors import ProviderThrottled
+
+Reply = AIMessage | str | Callable[[list[BaseMessage]], AIMessage | str]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    messages: list[BaseMessage]
+    tools: list[str]
+    kwargs: dict[str, Any]
+
+
+def _words(text: Any) -> int:
+    return len(str(text).split())
+
+
+def echo_last_message(messages: list[BaseMessage]) -> AIMessage:
+    """Default behaviour: answer with the last message's text."""
+    return AIMessage(content=str(messages[-1].content) if messages else "")
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replays `script` in order (the last reply repeats once the script is used up)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_name: str = "scripted"
+    script: list[Any] = Field(default_factory=lambda: [echo_last_message])
+    latency_s: float = 0.0
+    throttle_every: int = Field(default=0, description="every Nth call raises ProviderThrottled")
+    throttle_retry_after_s: float | None = 0.0
+    _calls: list[RecordedCall] = PrivateAttr(default_factory=list)
+    _attempts: int = PrivateAttr(default=0)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "lme-bench-scripted"
+
+    @property
+    def calls(self) -> list[RecordedCall]:
+        with self._lock:
+            return list(self._calls)
+
+    @property
+    def attempts(self) -> int:
+        """Calls made, throttled ones included."""
+        return self._attempts
+
+    def bind_tools(
+        self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
+    ) -> Runnable[Any, AIMessage]:
+        specs = [convert_to_openai_tool(tool) for tool in tools]
+        return self.bind(tools=specs, tool_choice=tool_choice, **kwargs)
+
+    def _next_reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
+        with self._lock:
+            self._attempts += 1
+            if self.throttle_every and self._attempts % self.throttle_every == 0:
+                raise ProviderThrottled("fake model: throttled", self.throttle_retry_after_s)
+            index = min(len(self._calls), len(self.script) - 1)
+            tools = [t["function"]["name"] for t in kwargs.get("tools") or []]
+            self._calls.append(RecordedCall(list(messages), tools, dict(kwargs)))
+        reply = self.script[index]
+        if callable(reply):
+            reply = reply(messages)
+        message = reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply))
+        usage = {
+            "input_tokens": sum(_words(m.content) for m in messages),
+            "output_tokens": _words(message.content) + 8 * len(message.tool_calls),
+        }
+        usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
+        return message.model_copy(update={"usage_metadata": usage})
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.latency_s:
+            time.sleep(self.latency_s)
+        return ChatResult(generations=[ChatGeneration(message=self._next_reply(messages, kwargs))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        return ChatResult(generations=[ChatGeneration(message=self._next_reply(messages, kwargs))])
