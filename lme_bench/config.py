@@ -101,6 +101,20 @@ class RunSettings(_Section):
     concurrency: int = Field(default=4, ge=1, le=256, description="questions in flight")
 
 
+class QaSettings(_Section):
+    """How a question is answered from memory (search limits are recorded with every answer)."""
+
+    strategy: Literal["single", "two-pass", "multi-query"] = "single"
+    top_ke: int = Field(default=10, ge=0, le=25, description="entries per search (Mycelian ≤ 25)")
+    top_kc: int = Field(default=3, ge=1, le=10, description="context snapshots per search")
+    refine_top_ke: int = Field(default=5, ge=0, le=25, description="two-pass: second search")
+    refine_top_kc: int = Field(default=2, ge=1, le=10)
+    max_queries: int = Field(default=4, ge=1, le=8, description="multi-query: queries proposed")
+    rerank: bool = Field(default=False, description="let the QA model rerank merged entries")
+    max_context_chars: int = Field(default=40_000, ge=1_000, description="reader prompt budget")
+    prompts_dir: Path | None = Field(default=None, description="reader prompts; default ours")
+
+
 class ProviderSettings(_Section):
     """A named model provider, e.g. a local OpenAI-compatible server (vLLM, Ollama, …)."""
 
@@ -135,6 +149,7 @@ class Settings(BaseSettings):
     dataset: DatasetSettings = DatasetSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     run: RunSettings = RunSettings()
+    qa: QaSettings = QaSettings()
     models: ModelsSettings = ModelsSettings()
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
 

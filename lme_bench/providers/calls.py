@@ -1,0 +1,63 @@
+"""One place every model call goes through: retries, and an account of calls, tokens, time."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable
+
+from lme_bench.providers.retry import RetryCount, RetryPolicy, call_with_retry
+
+
+@dataclass
+class CallAccount:
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+    retries: RetryCount = field(default_factory=RetryCount)
+
+    def add(self, message: AIMessage, seconds: float) -> None:
+        self.calls += 1
+        self.seconds += seconds
+        usage: dict[str, Any] = dict(message.usage_metadata or {})
+        self.input_tokens += int(usage.get("input_tokens", 0))
+        self.output_tokens += int(usage.get("output_tokens", 0))
+
+
+class CountedModel:
+    """A chat model (or one with tools bound) called with retries, every call accounted."""
+
+    def __init__(
+        self,
+        model: BaseChatModel | Runnable[Any, Any],
+        policy: RetryPolicy | None = None,
+        account: CallAccount | None = None,
+    ) -> None:
+        self.model = model
+        self.policy = policy or RetryPolicy()
+        self.account = account or CallAccount()
+
+    async def ainvoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        started = time.perf_counter()
+        reply = await call_with_retry(
+            lambda: self.model.ainvoke(list(messages)), self.policy, count=self.account.retries
+        )
+        if not isinstance(reply, AIMessage):
+            raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
+        self.account.add(reply, time.perf_counter() - started)
+        return reply
+
+
+def text_of(message: AIMessage) -> str:
+    """The reply's text, whatever block format the provider used."""
+    content = message.content
+    if isinstance(content, str):
+        return content.strip()
+    parts = [b.get("text", "") if isinstance(b, dict) else str(b) for b in content]
+    return "".join(parts).strip()

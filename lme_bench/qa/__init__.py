@@ -1,0 +1,1 @@
+"""Answering a question from memory: search strategies and the reader."""

@@ -1,0 +1,123 @@
+"""The reader: the prompt a QA model answers from, built from what memory search returned.
+
+It gives `Current Date: <question_date>`, the latest context, the best matching context
+snapshots, and the retrieved entries sorted by date with their dates (the session date the
+harness tagged, else the entry's creation time), within a character budget.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+
+from lme_bench.dataset.models import parse_date
+from lme_bench.memory.types import ContextHit, EntryHit
+
+PROMPT_NAMES = ("reader", "refine", "queries")
+
+
+@dataclass(frozen=True, slots=True)
+class QaPrompts:
+    version: str
+    texts: dict[str, str]
+
+    @property
+    def hashes(self) -> dict[str, str]:
+        return {n: hashlib.sha256(t.encode()).hexdigest() for n, t in sorted(self.texts.items())}
+
+
+def load_qa_prompts(folder: Path | None = None) -> QaPrompts:
+    folder = folder or Path(str(resources.files("lme_bench.qa") / "prompts" / "v1"))
+    texts = {}
+    for name in PROMPT_NAMES:
+        path = Path(folder) / f"{name}.txt"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: QA prompt missing")
+        texts[name] = path.read_text(encoding="utf-8")
+    version_file = Path(folder) / "VERSION"
+    version = version_file.read_text().strip() if version_file.exists() else Path(folder).name
+    return QaPrompts(version, texts)
+
+
+@dataclass
+class Gathered:
+    """What the searches of one question returned, merged (entries best first)."""
+
+    entries: list[EntryHit] = field(default_factory=list)
+    contexts: list[ContextHit] = field(default_factory=list)
+    latest_context: str | None = None
+    queries: list[str] = field(default_factory=list)
+
+
+def entry_moment(hit: EntryHit) -> datetime:
+    """When the entry's conversation happened, for ordering (UTC, naive dates taken as UTC)."""
+    session_date = hit.tags.get("session_date")
+    if session_date:
+        try:
+            return parse_date(session_date).replace(tzinfo=UTC)
+        except ValueError:
+            pass
+    try:
+        moment = datetime.fromisoformat(hit.creation_time.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.min.replace(tzinfo=UTC)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _entry_line(hit: EntryHit) -> str:
+    date = hit.tags.get("session_date") or hit.creation_time
+    role = hit.tags.get("role")
+    text = hit.raw_entry or hit.summary
+    return f"[{date}] {role + ': ' if role else ''}{text}"
+
+
+def _within(lines: list[str], budget: int) -> tuple[str, int]:
+    kept, used = [], 0
+    for line in lines:
+        if used + len(line) + 1 > budget:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return "\n".join(kept) or "(none)", len(kept)
+
+
+def entries_text(entries: list[EntryHit], budget: int) -> tuple[str, int]:
+    """Entries best-first cut to the budget, then shown oldest first; (text, entries shown)."""
+    lines: list[tuple[datetime, str]] = []
+    used = 0
+    for hit in entries:
+        line = _entry_line(hit)
+        if used + len(line) + 1 > budget:
+            break
+        lines.append((entry_moment(hit), line))
+        used += len(line) + 1
+    lines.sort(key=lambda pair: pair[0])
+    return _within([line for _, line in lines], budget)
+
+
+def reader_prompt(
+    prompts: QaPrompts, question: str, question_date: str, memory: Gathered, budget: int
+) -> tuple[str, int]:
+    """(prompt, entries shown). Context gets up to half the budget, entries the rest."""
+    latest = (memory.latest_context or "(none)")[: budget // 4]
+    snapshots, _ = _within(
+        [
+            f"[{c.timestamp}] {c.context}"
+            for c in memory.contexts
+            if c.context != memory.latest_context
+        ],
+        budget // 4,
+    )
+    entries, shown = entries_text(memory.entries, budget - len(latest) - len(snapshots))
+    text = (
+        prompts.texts["reader"]
+        .replace("{question_date}", question_date)
+        .replace("{latest_context}", latest)
+        .replace("{contexts}", snapshots)
+        .replace("{entries}", entries)
+        .replace("{question}", question)
+    )
+    return text, shown

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from lme_bench.config import QaSettings
+from lme_bench.dataset.models import Instance
+from lme_bench.dataset.views import make_view
+from lme_bench.ingest.raw import ingest_raw
+from lme_bench.memory.embedded import EmbeddedBackend
+from lme_bench.memory.types import ContextHit, EntryHit, SearchResult
+from lme_bench.providers.calls import CountedModel
+from lme_bench.providers.fake import ScriptedChatModel
+from lme_bench.qa.reader import load_qa_prompts
+from lme_bench.qa.strategies import Answerer, fuse
+from tests.factories import make_question
+
+
+def _hit(entry_id: str, text: str = "t") -> EntryHit:
+    return EntryHit(entry_id, text, text, 1.0, "2024-01-01T00:00:00.000000Z", {})
+
+
+def test_fuse_dedupes_by_entry_and_ranks_by_reciprocal_rank() -> None:
+    a = SearchResult([_hit("x"), _hit("y"), _hit("z")], [ContextHit("c1", "t1", 0.2)], "L1", "t")
+    b = SearchResult([_hit("y"), _hit("w")], [ContextHit("c1", "t1", 0.9)], "L2", "t")
+    merged = fuse([a, b])
+    # y: 1/62 + 1/61 beats x: 1/61; z: 1/63 < w: 1/62.
+    assert [h.entry_id for h in merged.entries] == ["y", "x", "w", "z"]
+    assert [(c.context, c.score) for c in merged.contexts] == [("c1", 0.9)]
+    assert merged.latest_context == "L2"
+
+
+def _memory(tmp_path: Path) -> tuple[EmbeddedBackend, str, Instance]:
+    instance = Instance.model_validate(
+        make_question(question="What does my golden retriever chew?")
+    )
+    view, _ = make_view(instance)
+    backend = EmbeddedBackend(tmp_path / "m.sqlite")
+
+    async def build() -> str:
+        vault = await backend.get_or_create_vault("v")
+        memory = await backend.get_or_create_memory(vault, "q__r")
+        await ingest_raw(view, backend, vault, memory)
+        return memory
+
+    return backend, asyncio.run(build()), instance
+
+
+def _answer(tmp_path: Path, script: list[object], **qa: object):  # type: ignore[no-untyped-def]
+    backend, memory_id, instance = _memory(tmp_path)
+    fake = ScriptedChatModel(script=script)
+    answerer = Answerer(backend, CountedModel(fake), load_qa_prompts(), QaSettings(**qa))  # type: ignore[arg-type]
+    view, _ = make_view(instance)
+    answer = asyncio.run(answerer.answer(view, memory_id))
+    return answer, fake, answerer.model.account, instance
+
+
+def test_single_is_one_call_with_dated_entries_and_no_gold(tmp_path: Path) -> None:
+    answer, fake, account, instance = _answer(tmp_path, ["A golden retriever."])
+    assert answer.hypothesis == "A golden retriever." and answer.searches == 1
+    assert account.calls == 1 and account.input_tokens > 0
+    prompt = str(fake.calls[0].messages[0].content)
+    assert "Current Date: 2023/05/30 (Tue) 23:40" in prompt
+    assert "[2023/05/01 (Mon) 09:15] user: My golden retriever Max chews everything." in prompt
+    assert "do not know" in prompt
+    for gold in (
+        "has_answer",
+        "answer_4be1b6b4",
+        "sharegpt_Ab3dE9x_0",
+        instance.answer_session_ids[0],
+    ):
+        assert gold not in prompt
+
+
+def test_entries_are_shown_oldest_first(tmp_path: Path) -> None:
+    answer, fake, _, _ = _answer(tmp_path, ["ok"], top_ke=10)
+    prompt = str(fake.calls[0].messages[0].content)
+    dates = [line[1:23] for line in prompt.splitlines() if line.startswith("[2023/")]
+    assert dates == sorted(dates) and answer.entries_shown == len(dates) > 1
+
+
+@pytest.mark.parametrize(("reply", "searches"), [("SUFFICIENT", 1), ("REFINE: puppy chewing", 2)])
+def test_two_pass(tmp_path: Path, reply: str, searches: int) -> None:
+    answer, _fake, account, _ = _answer(tmp_path, [reply, "final"], strategy="two-pass")
+    assert answer.searches == searches and account.calls == 2
+    assert answer.hypothesis == "final"
+    if searches == 2:
+        assert answer.queries[1] == "puppy chewing"
+
+
+def test_multi_query_runs_proposed_queries_and_merges(tmp_path: Path) -> None:
+    script = ["1. puppy chewing\n- sourdough proof\n\nMax the dog", "final"]
+    answer, fake, account, _ = _answer(tmp_path, script, strategy="multi-query", max_queries=3)
+    assert answer.queries[1:] == ["puppy chewing", "sourdough proof", "Max the dog"]
+    assert answer.searches == 4 and account.calls == 2
+    assert "2023/05/30" in str(fake.calls[0].messages[0].content)  # time-aware query writing
+    assert "sourdough" in str(fake.calls[1].messages[0].content)
+
+
+def test_rerank_adds_one_call_and_moves_picked_entries_first(tmp_path: Path) -> None:
+    answer, fake, account, _ = _answer(tmp_path, ["0", "final"], rerank=True)
+    assert account.calls == 2 and answer.hypothesis == "final"
+    assert "Numbered memory entries" in str(fake.calls[0].messages[0].content)
