@@ -2,7 +2,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test check bench clean
+.PHONY: install install-dense run test check bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -10,6 +10,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The optional dense/hybrid search extra. Torch first, so pip keeps that build; elsewhere pass
+# TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu" for the CPU-only wheel.
+install-dense: $(STAMP)
+	$(BIN)/pip install torch==2.13.0 $(TORCH_PIP_ARGS)
+	$(BIN)/pip install -e '.[dev,dense]'
 
 run: $(STAMP)
 	$(BIN)/lme-bench run configs/default.toml

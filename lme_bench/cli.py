@@ -48,7 +48,87 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--source", type=Path, help="questions to build on (default: the sample)")
     gen.add_argument("--out", type=Path, required=True)
+
+    memory = commands.add_parser("memory", help="the embedded memory store")
+    memory_commands = memory.add_subparsers(dest="memory_command", required=True)
+    serve = memory_commands.add_parser(
+        "serve", help="serve the embedded memory over MCP with Mycelian's tools"
+    )
+    serve.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (default) or streamable HTTP at http://HOST:PORT/mcp",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP: address to bind")
+    serve.add_argument("--port", type=_port, default=11546, help="HTTP: port (path /mcp)")
+    serve.add_argument(
+        "--path",
+        type=Path,
+        default=Path("results/memory.sqlite"),
+        help="SQLite store (default: results/memory.sqlite)",
+    )
+    serve.add_argument(
+        "--no-queue", action="store_true", help="apply writes before returning (no queue)"
+    )
+    serve.add_argument(
+        "--search",
+        choices=("bm25", "dense", "hybrid"),
+        default="bm25",
+        help="search_memories ranking (dense/hybrid need the optional extra)",
+    )
+    serve.add_argument(
+        "--alpha", type=float, default=0.6, help="hybrid: weight of the dense score (0-1)"
+    )
+    serve.add_argument(
+        "--allow-remote", action="store_true", help="allow binding a non-loopback address"
+    )
     return parser
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port 1-65535, got {text}")
+    return value
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _memory_serve(args: argparse.Namespace) -> int:
+    if args.transport == "http" and not _is_loopback(args.host) and not args.allow_remote:
+        print(
+            f"lme-bench: error: --host {args.host} is not a loopback address; the memory server"
+            " has no authentication, so pass --allow-remote to expose it on the network",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    from lme_bench.memory.mcp_server import serve
+
+    if not 0.0 <= args.alpha <= 1.0:
+        print(
+            f"lme-bench: error: --alpha must be between 0 and 1, got {args.alpha}", file=sys.stderr
+        )
+        return EXIT_BAD_INPUT
+    serve(
+        args.path,
+        args.transport,
+        args.host,
+        args.port,
+        queue_writes=not args.no_queue,
+        search=args.search,
+        alpha=args.alpha,
+    )
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -111,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "memory":
+            return _memory_serve(args)
         return _generate(args)
     except (ConfigError, DatasetError) as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)

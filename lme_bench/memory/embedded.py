@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from lme_bench.memory.embeddings import Embedder
 from lme_bench.memory.store import EmbeddedStore
 from lme_bench.memory.types import NewEntry, SearchResult
 
@@ -12,8 +13,15 @@ from lme_bench.memory.types import NewEntry, SearchResult
 class EmbeddedBackend:
     name = "embedded"
 
-    def __init__(self, path: Path | str) -> None:
-        self.store = EmbeddedStore(path)
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        search: str = "bm25",
+        alpha: float = 0.6,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.store = EmbeddedStore(path, search=search, alpha=alpha, embedder=embedder)
 
     async def get_or_create_vault(self, title: str, description: str = "") -> str:
         return self.store.get_or_create_vault(title, description)

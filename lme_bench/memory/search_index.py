@@ -65,8 +65,7 @@ class MemoryIndexes:
             return []
         name = self._index(db, source, memory_id)
         rows = db.execute(
-            f"SELECT rowid, bm25({name}) AS rank FROM {name} WHERE {name} MATCH ?"
-            " ORDER BY rank, rowid LIMIT ?",
+            f"SELECT rowid, rank FROM {name} WHERE {name} MATCH ? ORDER BY rank, rowid LIMIT ?",
             (match, limit),
         ).fetchall()
         return [(int(seq), -float(rank)) for seq, rank in rows]

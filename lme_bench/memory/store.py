@@ -18,6 +18,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from lme_bench.memory.embeddings import Embedder
+from lme_bench.memory.hybrid import EMBEDDINGS_SCHEMA, Searcher
 from lme_bench.memory.search_index import MemoryIndexes
 from lme_bench.memory.types import (
     ContextHit,
@@ -90,15 +92,26 @@ class NotFoundError(KeyError):
 
 
 class EmbeddedStore:
-    def __init__(self, path: Path | str) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        search: str = "bm25",
+        alpha: float = 0.6,
+        embedder: Embedder | None = None,
+    ) -> None:
+        """`search`: "bm25" | "dense" | "hybrid" (hybrid.py); `embedder` defaults to MiniLM."""
         self.path = Path(path)
+        self.search_mode = search
+        self.searcher = Searcher(search, alpha, embedder)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         db = self._db()
         db.executescript(
-            f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            f"BEGIN IMMEDIATE; {_SCHEMA} {EMBEDDINGS_SCHEMA}"
+            f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         )
 
     # -- connections -------------------------------------------------------------------------
@@ -305,14 +318,14 @@ class EmbeddedStore:
     def search(
         self, memory_id: str, query: str, top_ke: int = 5, top_kc: int = 2, include_raw: bool = True
     ) -> SearchResult:
-        """BM25 over the memory's entries and context snapshots; best first, higher is better."""
+        """The memory's entries and context snapshots by `search_mode`; best first."""
         db = self._db()
         self._check_memory(db, memory_id)
         indexes = self._local.__dict__.setdefault("indexes", MemoryIndexes())
         entries: list[EntryHit] = []
         contexts: list[ContextHit] = []
         if top_ke > 0:
-            ranked = indexes.rank(db, "entries", memory_id, query, top_ke)
+            ranked = self.searcher.rank(db, indexes, "entries", memory_id, query, top_ke)
             rows = {
                 r[0]: r
                 for r in db.execute(
@@ -333,7 +346,7 @@ class EmbeddedStore:
                 for seq, score in ranked
             ]
         if top_kc > 0:
-            ranked = indexes.rank(db, "contexts", memory_id, query, top_kc)
+            ranked = self.searcher.rank(db, indexes, "contexts", memory_id, query, top_kc)
             rows = {
                 r[0]: r
                 for r in db.execute(
@@ -349,4 +362,5 @@ class EmbeddedStore:
             contexts=contexts,
             latest_context=latest[0] if latest else None,
             latest_context_timestamp=latest[1] if latest else None,
+            mode=self.search_mode,
         )

@@ -63,3 +63,4 @@ class SearchResult:
     contexts: list[ContextHit]
     latest_context: str | None
     latest_context_timestamp: str | None
+    mode: str = "bm25"  # which search ran: "bm25", "dense" or "hybrid"

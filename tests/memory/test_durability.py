@@ -1,0 +1,105 @@
+"""Durability of the embedded memory: awaited writes survive a SIGKILL of the server, the file
+survives restarts, and two processes writing one file do not corrupt it."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from lme_bench.memory.mcp_backend import McpBackend
+from lme_bench.memory.store import EmbeddedStore
+from lme_bench.memory.types import NewEntry
+from tests.conformance.servers import HttpServer
+
+
+def _integrity(path: Path) -> str:
+    with sqlite3.connect(path) as db:
+        return str(db.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+async def _write_and_await(server: HttpServer, n: int) -> tuple[str, str]:
+    backend = McpBackend(server.settings())
+    vault = await backend.get_or_create_vault("durability")
+    memory = await backend.get_or_create_memory(vault, "q1__run")
+    entries = [
+        NewEntry(f"turn {i} about kayaks", f"turn {i}", {"turn_index": str(i)}) for i in range(n)
+    ]
+    await backend.add_entries(vault, memory, entries)
+    await backend.await_consistency(memory)  # acknowledged and awaited: must survive anything now
+    await backend.close()
+    return vault, memory
+
+
+def test_awaited_writes_survive_sigkill_and_restart(tmp_path: Path) -> None:
+    server = HttpServer(tmp_path / "first")
+    try:
+        vault, memory = asyncio.run(_write_and_await(server, 300))
+    finally:
+        server.stop()  # SIGKILL, no shutdown hook runs
+    path = server.path
+    assert _integrity(path) == "ok"
+    store = EmbeddedStore(path)
+    assert store.count_entries(memory) == 300
+    store.close()
+
+    # A new server on the same file finds the same vault, memory and entries.
+    restarted = HttpServer(tmp_path / "first")
+    try:
+
+        async def reopen() -> tuple[str, str, int, int]:
+            backend = McpBackend(restarted.settings())
+            v = await backend.get_or_create_vault("durability")
+            m = await backend.get_or_create_memory(v, "q1__run")
+            count = await backend.count_entries(m)
+            hits = await backend.search(m, "kayaks", top_ke=5)
+            await backend.close()
+            return v, m, count, len(hits.entries)
+
+        again = asyncio.run(reopen())
+    finally:
+        restarted.stop()
+    assert again == (vault, memory, 300, 5)
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from lme_bench.memory.store import EmbeddedStore
+    from lme_bench.memory.types import NewEntry
+    path, name, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store = EmbeddedStore(path)
+    vault = store.get_or_create_vault("shared")
+    mine = store.get_or_create_memory(vault, name)
+    common = store.get_or_create_memory(vault, "common")
+    for b in range(batches):
+        store.add_entries(mine, [NewEntry(f"{name} {b} {i}", "s", {}) for i in range(20)])
+        store.add_entries(common, [NewEntry(f"{name} common {b}", "s", {})])
+        store.search(common, "common", top_ke=5)
+    store.close()
+    """
+)
+
+
+def test_two_processes_sharing_one_file_do_not_corrupt_it(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite"
+    EmbeddedStore(path).close()
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), name, "40"])
+        for name in ("alpha", "beta")
+    ]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    assert _integrity(path) == "ok"
+    store = EmbeddedStore(path)
+    vault = store.get_or_create_vault("shared")
+    counts = {
+        name: store.count_entries(store.get_or_create_memory(vault, name))
+        for name in ("alpha", "beta", "common")
+    }
+    assert counts == {"alpha": 800, "beta": 800, "common": 80}
+    entries = store.list_entries(store.get_or_create_memory(vault, "common"))
+    times = [e.creation_time for e in entries]
+    assert len(set(times)) == len(times)  # creation times stay unique across processes
