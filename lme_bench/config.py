@@ -79,7 +79,22 @@ class MemorySettings(_Section):
 
 
 class IngestSettings(_Section):
-    mode: Literal["raw"] = "raw"
+    """How sessions reach the memory: verbatim (raw) or through the LLM memory agent."""
+
+    mode: Literal["raw", "context-only", "agentic"] = "raw"
+    window_messages: int = Field(
+        default=6, ge=0, le=50, description="agentic: recent messages shown with each turn"
+    )
+    context_every: int = Field(
+        default=6, ge=1, le=100, description="agentic: ask for put_context every N messages"
+    )
+    max_tool_calls_per_turn: int = Field(default=4, ge=1, le=50)
+    max_steps_per_session: int = Field(
+        default=400, ge=4, le=100_000, description="agent graph steps per session (recursion cap)"
+    )
+    bootstrap_entries: int = Field(
+        default=10, ge=0, le=50, description="recent entries read before a session"
+    )
 
 
 class DatasetSettings(_Section):

@@ -6,7 +6,6 @@ plan_run -> prepare_questions -> (per question) ingest_question -> evaluate_ques
 from __future__ import annotations
 
 import json
-import time
 import traceback
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,10 +17,13 @@ from lme_bench.config import Settings
 from lme_bench.dataset.known import describe_release
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
 from lme_bench.dataset.views import make_view
-from lme_bench.ingest.raw import ingest_raw
+from lme_bench.ingest.question import IngestOutcome as IngestOutcome
+from lme_bench.ingest.question import check_ingest_models
+from lme_bench.ingest.question import ingest_question as ingest_question
 from lme_bench.memory.embeddings import load_embedder
-from lme_bench.memory.factory import memory_title, open_backend, vault_title
+from lme_bench.memory.factory import open_backend
 from lme_bench.results.atomic import write_text_atomically
+from lme_bench.results.ingest_table import ingest_table, ingest_totals, totals_markdown
 from lme_bench.results.manifest import build_manifest, package_versions, write_manifest
 from lme_bench.results.summary import summarize_retrieval, summary_markdown
 from lme_bench.results.tables import retrieval_table, write_parquet
@@ -64,9 +66,11 @@ def search_label(settings: Settings) -> str:
 
 
 def plan_run(settings: Settings) -> RunPlan:
-    """Name the run's folders; fails at once (MissingExtraError) if dense search can't run."""
+    """Name the run's folders; fails at once (a ConfigError) if dense search or a model the
+    run needs cannot be used."""
     if settings.memory.backend == "embedded" and settings.memory.search != "bm25":
         load_embedder(settings.memory.embedding_model)
+    check_ingest_models(settings)
     run_id = settings.run.id or datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S")
     results = settings.run.results_dir
     return RunPlan(
@@ -82,42 +86,6 @@ def prepare_questions(
 ) -> tuple[PreparedDataset, list[QuestionRef]]:
     prepared = prepare_dataset(plan.dataset_path, plan.cache_dir)
     return prepared, select_questions(prepared, question_ids, limit)
-
-
-@dataclass(frozen=True, slots=True)
-class IngestOutcome:
-    question_id: str
-    vault_id: str
-    memory_id: str
-    sessions: int
-    turns: int
-    entries: int
-    seconds: float
-
-
-async def ingest_question(ref: QuestionRef, settings: Settings, run_id: str) -> IngestOutcome:
-    """Create the question's memory and feed it every session in date order."""
-    started = time.perf_counter()
-    view, _ = make_view(ref.load())
-    backend = open_backend(settings)
-    try:
-        vault_id = await backend.get_or_create_vault(vault_title(settings.memory))
-        memory_id = await backend.get_or_create_memory(
-            vault_id, memory_title(ref.question_id, run_id)
-        )
-        sessions = await ingest_raw(view, backend, vault_id, memory_id)
-        entries = await backend.count_entries(memory_id)
-    finally:
-        await backend.close()
-    return IngestOutcome(
-        question_id=ref.question_id,
-        vault_id=vault_id,
-        memory_id=memory_id,
-        sessions=len(sessions),
-        turns=sum(s.turns for s in sessions),
-        entries=entries,
-        seconds=time.perf_counter() - started,
-    )
 
 
 async def evaluate_question(
@@ -160,12 +128,15 @@ def write_run(
     outcomes: list[IngestOutcome],
     started_at: datetime,
 ) -> RunReport:
-    """Write retrieval.parquet, summary.md/json and manifest.json (each atomically)."""
+    """Write retrieval.parquet, ingest.parquet, summary.md/json and manifest.json (atomically)."""
+    records = [record for outcome in outcomes for record in outcome.sessions]
     summary = summarize_retrieval(rows)
+    summary["ingestion"] = ingest_totals(records)
     title = f"lme-bench run {plan.run_id} (search: {search_label(settings)})"
-    markdown = summary_markdown(summary, title)
+    markdown = summary_markdown(summary, title) + "\n" + totals_markdown(summary["ingestion"])
     failed = sorted({r.question_id for r in rows if r.status != "ok"})
     write_parquet(plan.run_dir / "retrieval.parquet", retrieval_table(plan.run_id, rows))
+    write_parquet(plan.run_dir / "ingest.parquet", ingest_table(plan.run_id, records))
     write_text_atomically(plan.run_dir / "summary.md", markdown)
     write_text_atomically(plan.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     manifest = build_manifest(
@@ -180,9 +151,9 @@ def write_run(
         failed_question_ids=failed,
         ingestion={
             "mode": settings.ingest.mode,
+            "agent_model": settings.models.agent if settings.ingest.mode != "raw" else None,
             "entries": sum(o.entries for o in outcomes),
-            "turns": sum(o.turns for o in outcomes),
-            "seconds": round(sum(o.seconds for o in outcomes), 3),
+            **summary["ingestion"],
         },
         memories={o.question_id: o.memory_id for o in outcomes},
         search=search_description(settings),

@@ -93,3 +93,49 @@ def test_generate_writes_a_loadable_file(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "2 questions" in done.stdout
     assert len(json.loads(out.read_text())) == 2
+
+
+def test_agentic_run_with_the_fake_model_writes_ingest_accounting(tmp_path: Path) -> None:
+    done = _cli(
+        "run",
+        "configs/agentic-fake.toml",
+        "--limit",
+        "2",
+        "--run-id",
+        "agent",
+        "--results-dir",
+        str(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "## Ingestion (agentic)" in done.stdout
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(tmp_path / "agent" / "ingest.parquet").to_pylist()
+    assert rows and all(r["mode"] == "agentic" and r["status"] == "ok" for r in rows)
+    assert all(r["llm_calls"] == r["turns"] + 1 for r in rows)
+    assert sum(dict(r["memory_calls"]).get("add_entry", 0) for r in rows) > 0
+
+
+def test_agent_mode_without_a_usable_model_fails_before_any_work(tmp_path: Path) -> None:
+    env_config = tmp_path / "c.toml"
+    env_config.write_text('[ingest]\nmode = "agentic"\n[models]\nagent = "openai:gpt-4o-mini"\n')
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lme_bench.cli",
+            "run",
+            str(env_config),
+            "--results-dir",
+            str(tmp_path / "r"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+        | {"PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 2
+    assert "[models] agent = 'openai:gpt-4o-mini': set OPENAI_API_KEY" in done.stderr
+    assert not (tmp_path / "r").exists()

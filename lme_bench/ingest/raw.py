@@ -8,9 +8,9 @@ One write per session; re-ingesting the same question adds nothing (entries are 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from lme_bench.dataset.views import QuestionView, SessionView
+from lme_bench.ingest.records import SessionRecord
 from lme_bench.memory.base import MemoryBackend
 from lme_bench.memory.types import NewEntry
 
@@ -33,20 +33,25 @@ def session_entries(session: SessionView) -> list[NewEntry]:
     return entries
 
 
-@dataclass(frozen=True, slots=True)
-class SessionIngest:
-    session_key: str
-    turns: int
-    seconds: float
-
-
 async def ingest_raw(
-    view: QuestionView, backend: MemoryBackend, vault_id: str, memory_id: str
-) -> list[SessionIngest]:
-    done = []
-    for session in view.sessions:
+    question_id: str, view: QuestionView, backend: MemoryBackend, vault_id: str, memory_id: str
+) -> list[SessionRecord]:
+    records = []
+    for index, session in enumerate(view.sessions):
         started = time.perf_counter()
-        await backend.add_entries(vault_id, memory_id, session_entries(session))
-        done.append(SessionIngest(session.key, len(session.turns), time.perf_counter() - started))
+        entries = session_entries(session)
+        await backend.add_entries(vault_id, memory_id, entries)
+        records.append(
+            SessionRecord(
+                question_id=question_id,
+                session_key=session.key,
+                session_index=index,
+                mode="raw",
+                turns=len(session.turns),
+                memory_calls={"add_entry": len(entries)},
+                entries_written=len(entries),
+                seconds=time.perf_counter() - started,
+            )
+        )
     await backend.await_consistency(memory_id)
-    return done
+    return records

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
-from lme_bench.memory.types import NewEntry, SearchResult
+from lme_bench.memory.types import Entry, NewEntry, SearchResult
 
 
 class MemoryBackend(Protocol):
@@ -26,6 +26,18 @@ class MemoryBackend(Protocol):
     async def put_context(self, vault_id: str, memory_id: str, content: str) -> None: ...
 
     async def await_consistency(self, memory_id: str) -> None: ...
+
+    async def get_context(self, vault_id: str, memory_id: str) -> str | None:
+        """The latest context document, or None when the memory has none yet."""
+        ...
+
+    async def recent_entries(self, vault_id: str, memory_id: str, limit: int) -> list[Entry]:
+        """Up to `limit` newest entries, oldest first."""
+        ...
+
+    async def default_prompts(self, memory_type: str = "chat") -> dict[str, Any] | None:
+        """The memory system's own agent prompts (Mycelian's shape), or None if it has none."""
+        ...
 
     async def count_entries(self, memory_id: str) -> int: ...
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from lme_bench.memory.embeddings import Embedder
 from lme_bench.memory.store import EmbeddedStore
-from lme_bench.memory.types import NewEntry, SearchResult
+from lme_bench.memory.tool_results import PROMPT_TYPES, default_prompts
+from lme_bench.memory.types import Entry, NewEntry, SearchResult
 
 
 class EmbeddedBackend:
@@ -39,6 +41,16 @@ class EmbeddedBackend:
 
     async def await_consistency(self, memory_id: str) -> None:
         return None  # writes are synchronous: the store is always consistent
+
+    async def get_context(self, vault_id: str, memory_id: str) -> str | None:
+        latest = self.store.latest_context(memory_id)
+        return latest[0] if latest else None
+
+    async def recent_entries(self, vault_id: str, memory_id: str, limit: int) -> list[Entry]:
+        return self.store.list_entries(memory_id, limit=limit)
+
+    async def default_prompts(self, memory_type: str = "chat") -> dict[str, Any] | None:
+        return default_prompts(memory_type) if memory_type in PROMPT_TYPES else None
 
     async def count_entries(self, memory_id: str) -> int:
         return self.store.count_entries(memory_id)

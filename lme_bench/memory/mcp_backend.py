@@ -19,8 +19,9 @@ from typing import Any
 
 from lme_bench.config import McpSettings
 from lme_bench.memory.mcp_session import McpSession, McpToolError, parse_text
-from lme_bench.memory.types import ContextHit, EntryHit, NewEntry, SearchResult
+from lme_bench.memory.types import ContextHit, Entry, EntryHit, NewEntry, SearchResult
 
+CONTEXT_NOT_FOUND = "context not found"
 MAX_TOP_KE = 25
 MAX_TOP_KC = 10
 PAGE_LIMIT = 50
@@ -153,6 +154,39 @@ class McpBackend:
 
     async def await_consistency(self, memory_id: str) -> None:
         await self._call("await_consistency", memory_id=memory_id)
+
+    async def get_context(self, vault_id: str, memory_id: str) -> str | None:
+        self._vault_of[memory_id] = vault_id
+        text = await self._call("get_context", vault_id=vault_id, memory_id=memory_id)
+        text = text if isinstance(text, str) else json.dumps(text)
+        return None if not text.strip() or text.strip() == CONTEXT_NOT_FOUND else text
+
+    async def recent_entries(self, vault_id: str, memory_id: str, limit: int) -> list[Entry]:
+        """The newest entries (one list_entries page, at most 50), oldest first."""
+        self._vault_of[memory_id] = vault_id
+        page = await self._json(
+            "list_entries", vault_id=vault_id, memory_id=memory_id, limit=min(limit, PAGE_LIMIT)
+        )
+        entries = [
+            Entry(
+                entry_id=str(item.get("entryId", "")),
+                memory_id=memory_id,
+                raw_entry=str(item.get("rawEntry") or ""),
+                summary=str(item.get("summary") or ""),
+                tags=_tags(item.get("tags")) or {},
+                creation_time=str(item.get("creationTime") or ""),
+            )
+            for item in page.get("entries") or []
+        ]
+        return sorted(entries, key=lambda e: e.creation_time)
+
+    async def default_prompts(self, memory_type: str = "chat") -> dict[str, Any] | None:
+        """The server's prompts, or None when it has no get_default_prompts tool or it fails."""
+        try:
+            found = await self._json("get_default_prompts", memory_type=memory_type)
+        except McpToolError:
+            return None
+        return found if isinstance(found, dict) else None
 
     async def count_entries(self, memory_id: str) -> int:
         """Pages through list_entries (newest first, 50 a page) until a page brings nothing new."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from lme_bench.config import ConfigError
 
-class ProviderConfigError(ValueError):
+
+class ProviderConfigError(ConfigError):
     """A model that cannot be used as configured (unknown provider, missing key or SDK)."""
 
 

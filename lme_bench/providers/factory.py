@@ -22,6 +22,8 @@ from pydantic import SecretStr
 from lme_bench.config import ModelsSettings, ProviderSettings, Settings
 from lme_bench.providers.errors import ProviderConfigError
 from lme_bench.providers.fake import ScriptedChatModel
+from lme_bench.providers.fake_policies import POLICIES
+from lme_bench.providers.retry import RetryPolicy
 
 ProviderKind = Literal["openai", "openai-compatible", "bedrock", "fake"]
 BUILT_IN: dict[str, ProviderKind] = {"openai": "openai", "bedrock": "bedrock", "fake": "fake"}
@@ -128,6 +130,23 @@ def check_models(
     return specs
 
 
+def retry_policy(spec: ModelSpec, models: ModelsSettings) -> RetryPolicy:
+    """Longer waits on Bedrock throttling (its quotas refill slowly), ours elsewhere."""
+    if spec.kind == "bedrock":
+        return RetryPolicy(
+            attempts=models.retry_attempts, throttle_base_s=5.0, throttle_cap_s=600.0
+        )
+    return RetryPolicy(attempts=models.retry_attempts)
+
+
+def model_for(role: str, settings: Settings) -> tuple[BaseChatModel, RetryPolicy, ModelSpec]:
+    """Check and build the model of one role (errors before any work starts)."""
+    (spec,) = check_models(settings, roles=(role,)) or (None,)
+    if spec is None:
+        raise ProviderConfigError(f"[models] {role} is not set, and this run needs it")
+    return build_chat_model(spec, settings.models), retry_policy(spec, settings.models), spec
+
+
 def build_chat_model(spec: ModelSpec, models: ModelsSettings) -> BaseChatModel:
     """The LangChain chat model for `spec`; the SDK's own retries are off (ours handle them)."""
     common: dict[str, Any] = {}
@@ -136,7 +155,13 @@ def build_chat_model(spec: ModelSpec, models: ModelsSettings) -> BaseChatModel:
     if models.max_tokens is not None:
         common["max_tokens"] = models.max_tokens
     if spec.kind == "fake":
-        return ScriptedChatModel(model_name=spec.model)
+        policy = POLICIES.get(spec.model)
+        if policy is None:
+            known = ", ".join(sorted(POLICIES))
+            raise ProviderConfigError(
+                f"[models] {spec.role}: unknown fake model {spec.model!r} ({known})"
+            )
+        return ScriptedChatModel(model_name=spec.model, script=[policy])
     if spec.kind in ("openai", "openai-compatible"):
         from langchain_openai import ChatOpenAI
 

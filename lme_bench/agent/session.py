@@ -1,0 +1,135 @@
+"""One session through the memory agent, as a LangGraph graph built fresh for that session.
+
+agentic:       observe (1 model call per message, tool calls taken, no chat) … → close (1 call:
+               the final put_context) → END
+context-only:  summarise (1 call: the prior context and the whole session once) → END
+
+The graph's step cap (recursion limit) and a per-turn tool-call cap bound a misbehaving model;
+hitting the step cap is recorded, not raised. The writes the model asked for stay buffered in
+`SessionWrites`; the caller stores them when the session ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.errors import GraphRecursionError
+from langgraph.graph import END, START, StateGraph
+
+from lme_bench.agent.prompts import (
+    AgentPrompts,
+    context_only_text,
+    observe_text,
+    session_end_text,
+)
+from lme_bench.agent.tools import Observed, SessionWrites
+from lme_bench.config import IngestSettings
+from lme_bench.dataset.views import SessionView
+from lme_bench.providers.calls import CountedModel
+
+
+class _State(TypedDict):
+    turn: int
+    window: list[tuple[str, str]]
+    context: str | None
+
+
+@dataclass
+class SessionRun:
+    writes: SessionWrites
+    status: str = "ok"  # ok | step-cap
+    error: str | None = None
+
+
+class SessionAgent:
+    """A fresh agent for one session: its system message is built once, here."""
+
+    def __init__(
+        self,
+        model: CountedModel,
+        prompts: AgentPrompts,
+        settings: IngestSettings,
+        session: SessionView,
+        start_context: str | None,
+    ) -> None:
+        self.model = model
+        self.system = SystemMessage(prompts.system)
+        self.settings = settings
+        self.session = session
+        self.start_context = start_context
+        self.writes = SessionWrites()
+        self.allowed = (
+            ("add_entry", "put_context") if settings.mode == "agentic" else ("put_context",)
+        )
+
+    async def _call(self, text: str) -> list[dict[str, Any]]:
+        reply = await self.model.ainvoke([self.system, HumanMessage(text)])
+        return [dict(call) for call in reply.tool_calls]
+
+    def _take(self, calls: list[dict[str, Any]], observed: Observed | None) -> str | None:
+        self.writes.apply(
+            calls, observed, cap=self.settings.max_tool_calls_per_turn, allowed=self.allowed
+        )
+        return self.writes.context
+
+    async def observe(self, state: _State) -> dict[str, Any]:
+        index = state["turn"]
+        turn = self.session.turns[index]
+        due = (index + 1) % self.settings.context_every == 0 and index + 1 < len(self.session.turns)
+        text = observe_text(
+            session_date=self.session.date,
+            turn_number=index + 1,
+            turns=len(self.session.turns),
+            role=turn.role,
+            content=turn.content,
+            context=state["context"],
+            window=state["window"],
+            context_due=due,
+        )
+        observed = Observed(self.session.key, self.session.date, index, turn.role, turn.content)
+        context = self._take(await self._call(text), observed)
+        window = [*state["window"], (turn.role, turn.content)]
+        keep = self.settings.window_messages
+        return {
+            "turn": index + 1,
+            "window": window[-keep:] if keep else [],
+            "context": context or state["context"],
+        }
+
+    async def close(self, state: _State) -> dict[str, Any]:
+        text = session_end_text(self.session.date, state["context"])
+        return {"context": self._take(await self._call(text), None) or state["context"]}
+
+    async def summarise(self, state: _State) -> dict[str, Any]:
+        turns = [(t.role, t.content) for t in self.session.turns]
+        text = context_only_text(self.session.date, state["context"], turns)
+        return {"context": self._take(await self._call(text), None) or state["context"]}
+
+    def _graph(self) -> Any:
+        graph = StateGraph(_State)
+        if self.settings.mode == "context-only":
+            graph.add_node("summarise", self.summarise)
+            graph.add_edge(START, "summarise")
+            graph.add_edge("summarise", END)
+            return graph.compile()
+        graph.add_node("observe", self.observe)
+        graph.add_node("close", self.close)
+
+        def after(state: _State) -> str:
+            return "observe" if state["turn"] < len(self.session.turns) else "close"
+
+        graph.add_conditional_edges(START, after, ["observe", "close"])
+        graph.add_conditional_edges("observe", after, ["observe", "close"])
+        graph.add_edge("close", END)
+        return graph.compile()
+
+    async def run(self) -> SessionRun:
+        state: _State = {"turn": 0, "window": [], "context": self.start_context}
+        limit = self.settings.max_steps_per_session
+        try:
+            await self._graph().ainvoke(state, config={"recursion_limit": limit})
+        except GraphRecursionError:
+            return SessionRun(self.writes, "step-cap", f"agent stopped at {limit} steps")
+        return SessionRun(self.writes)

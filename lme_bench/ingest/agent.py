@@ -1,0 +1,144 @@
+"""Agent ingestion (modes `agentic` and `context-only`): each session through a fresh memory
+agent, its writes stored when the session ends, checkpointed per session.
+
+Before each session the agent bootstraps from memory once: the latest context and, in agentic
+mode, the newest few entries. Model calls retry inside the session (throttling, 5xx, timeouts);
+a session that still fails fails the question, and a retry resumes at that session.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from lme_bench.agent.prompts import AgentPrompts, bootstrap_block, build_prompts
+from lme_bench.agent.session import SessionAgent
+from lme_bench.agent.tools import AGENTIC_TOOLS, CONTEXT_TOOLS
+from lme_bench.config import IngestSettings
+from lme_bench.dataset.views import QuestionView, SessionView
+from lme_bench.ingest.checkpoint import Checkpoints
+from lme_bench.ingest.records import SessionRecord
+from lme_bench.memory.base import MemoryBackend
+from lme_bench.memory.tool_results import default_prompts
+from lme_bench.memory.types import NewEntry
+from lme_bench.providers.calls import CallAccount, CountedModel
+from lme_bench.providers.retry import RetryPolicy
+
+
+class AgentIngestor:
+    """Feeds one question's sessions, in date order, through the memory agent."""
+
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        model: BaseChatModel,
+        settings: IngestSettings,
+        checkpoints: Checkpoints,
+        policy: RetryPolicy,
+    ) -> None:
+        self.backend = backend
+        self.settings = settings
+        self.checkpoints = checkpoints
+        self.policy = policy
+        tools = AGENTIC_TOOLS if settings.mode == "agentic" else CONTEXT_TOOLS
+        self.model: Any = model.bind_tools(tools)
+
+    async def prompts(self) -> AgentPrompts:
+        """The memory system's own prompts when it serves them, else ours; loaded once."""
+        served = await self.backend.default_prompts("chat")
+        return build_prompts(served or default_prompts("chat"), self.settings.mode)
+
+    async def _store(
+        self,
+        vault_id: str,
+        memory_id: str,
+        entries: list[NewEntry],
+        context: str | None,
+        calls: Counter[str],
+    ) -> None:
+        if entries:
+            await self.backend.add_entries(vault_id, memory_id, entries)
+            calls["add_entry"] += len(entries)
+        if context is not None:
+            await self.backend.put_context(vault_id, memory_id, context)
+            calls["put_context"] += 1
+        await self.backend.await_consistency(memory_id)
+        calls["await_consistency"] += 1
+
+    async def _bootstrap(
+        self, vault_id: str, memory_id: str, calls: Counter[str]
+    ) -> tuple[str | None, str | None]:
+        await self.backend.await_consistency(memory_id)
+        context = await self.backend.get_context(vault_id, memory_id)
+        calls.update(["await_consistency", "get_context"])
+        start = context
+        if self.settings.mode == "agentic" and self.settings.bootstrap_entries:
+            recent = await self.backend.recent_entries(
+                vault_id, memory_id, self.settings.bootstrap_entries
+            )
+            calls["list_entries"] += 1
+            block = bootstrap_block([e.summary for e in recent])
+            start = "\n\n".join(part for part in (context, block) if part) or None
+        return context, start
+
+    async def session(
+        self,
+        question_id: str,
+        index: int,
+        session: SessionView,
+        prompts: AgentPrompts,
+        vault_id: str,
+        memory_id: str,
+    ) -> SessionRecord:
+        mode = self.settings.mode
+        saved = self.checkpoints.load(memory_id, session.key, mode)
+        if saved is not None:
+            state, record, entries, context = saved
+            if state == "pending":  # stored writes not confirmed: write the saved copy again
+                await self._store(vault_id, memory_id, entries, context, Counter())
+                self.checkpoints.mark_done(memory_id, record)
+            record.resumed = True
+            return record
+        started = time.perf_counter()
+        calls: Counter[str] = Counter()
+        prior, start_context = await self._bootstrap(vault_id, memory_id, calls)
+        account = CallAccount()
+        model = CountedModel(self.model, self.policy, account)
+        run = await SessionAgent(model, prompts, self.settings, session, start_context).run()
+        writes = run.writes
+        context = writes.context if writes.context and writes.context != prior else None
+        record = SessionRecord(
+            question_id=question_id,
+            session_key=session.key,
+            session_index=index,
+            mode=mode,
+            turns=len(session.turns),
+            llm_calls=account.calls,
+            tool_calls=dict(writes.tool_calls),
+            input_tokens=account.input_tokens,
+            output_tokens=account.output_tokens,
+            retries=account.retries.retries,
+            entries_written=len(writes.entries),
+            context_chars=len(context or ""),
+            dropped_tool_calls=writes.dropped_calls,
+            status=run.status,
+            error=run.error or ("; ".join(writes.problems) or None),
+        )
+        self.checkpoints.save_pending(memory_id, record, writes.entries, context)
+        await self._store(vault_id, memory_id, writes.entries, context, calls)
+        record.memory_calls = dict(calls)
+        record.seconds = time.perf_counter() - started
+        self.checkpoints.mark_done(memory_id, record)
+        return record
+
+    async def ingest(
+        self, question_id: str, view: QuestionView, vault_id: str, memory_id: str
+    ) -> list[SessionRecord]:
+        prompts = await self.prompts()
+        return [
+            await self.session(question_id, i, s, prompts, vault_id, memory_id)
+            for i, s in enumerate(view.sessions)
+        ]

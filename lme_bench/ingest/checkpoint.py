@@ -1,0 +1,88 @@
+"""Per-session checkpoints of agent ingestion, so a retried question resumes where it stopped.
+
+A session's buffered writes are saved here before they go to the memory (write-ahead), and the
+session is marked done once they are stored. On a retry: done sessions are skipped, a session
+whose writes were saved but not confirmed is written again from the saved copy (no model call;
+the embedded store ignores identical entries), and any other session is redone from scratch
+(nothing of it reached the memory). Keyed by memory id, so a new memory starts over.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from lme_bench.ingest.records import SessionRecord
+from lme_bench.memory.types import NewEntry
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    memory_id TEXT NOT NULL, session_key TEXT NOT NULL, mode TEXT NOT NULL,
+    state TEXT NOT NULL, entries TEXT, context TEXT, record TEXT NOT NULL,
+    PRIMARY KEY (memory_id, session_key, mode));
+"""
+
+
+class Checkpoints:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        with self._db() as db:
+            db.executescript(_SCHEMA)
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=60)
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            yield db
+            db.commit()
+        finally:
+            db.close()
+
+    def load(
+        self, memory_id: str, session_key: str, mode: str
+    ) -> tuple[str, SessionRecord, list[NewEntry], str | None] | None:
+        """(state "pending" | "done", record, saved entries, saved context) or None."""
+        with self._lock, self._db() as db:
+            row = db.execute(
+                "SELECT state, record, entries, context FROM sessions"
+                " WHERE memory_id = ? AND session_key = ? AND mode = ?",
+                (memory_id, session_key, mode),
+            ).fetchone()
+        if row is None:
+            return None
+        entries = [NewEntry(**e) for e in json.loads(row[2] or "[]")]
+        return row[0], SessionRecord.from_json(json.loads(row[1])), entries, row[3]
+
+    def save_pending(
+        self, memory_id: str, record: SessionRecord, entries: list[NewEntry], context: str | None
+    ) -> None:
+        payload = json.dumps(
+            [{"raw_entry": e.raw_entry, "summary": e.summary, "tags": e.tags} for e in entries]
+        )
+        with self._lock, self._db() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, 'pending', ?, ?, ?)",
+                (
+                    memory_id,
+                    record.session_key,
+                    record.mode,
+                    payload,
+                    context,
+                    json.dumps(record.to_json()),
+                ),
+            )
+
+    def mark_done(self, memory_id: str, record: SessionRecord) -> None:
+        with self._lock, self._db() as db:
+            db.execute(
+                "UPDATE sessions SET state = 'done', entries = NULL, record = ?"
+                " WHERE memory_id = ? AND session_key = ? AND mode = ?",
+                (json.dumps(record.to_json()), memory_id, record.session_key, record.mode),
+            )

@@ -1,0 +1,78 @@
+"""Ingest one question: its memory (vault per host, `{question_id}__{run_id}`), then every
+session in date order, raw or through the memory agent."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from lme_bench.config import Settings
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.dataset.views import make_view
+from lme_bench.ingest.agent import AgentIngestor
+from lme_bench.ingest.checkpoint import Checkpoints
+from lme_bench.ingest.raw import ingest_raw
+from lme_bench.ingest.records import SessionRecord
+from lme_bench.memory.factory import memory_title, open_backend, vault_title
+from lme_bench.providers.factory import check_models, model_for
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOutcome:
+    question_id: str
+    vault_id: str
+    memory_id: str
+    entries: int
+    seconds: float
+    sessions: list[SessionRecord] = field(default_factory=list)
+
+    @property
+    def turns(self) -> int:
+        return sum(s.turns for s in self.sessions)
+
+
+def checkpoints_path(settings: Settings) -> str:
+    return str(settings.run.results_dir / "checkpoints.sqlite")
+
+
+def check_ingest_models(settings: Settings) -> None:
+    """Agent modes need a usable [models] agent; fail before any work if it is not."""
+    if settings.ingest.mode != "raw":
+        if not settings.models.agent:
+            from lme_bench.providers.errors import ProviderConfigError
+
+            raise ProviderConfigError(
+                f"[ingest] mode = '{settings.ingest.mode}' needs [models] agent "
+                "(e.g. 'openai:gpt-4o-mini', or 'fake:note-taker' for a key-free run)"
+            )
+        check_models(settings, roles=("agent",))
+
+
+async def ingest_question(ref: QuestionRef, settings: Settings, run_id: str) -> IngestOutcome:
+    """Create the question's memory and feed it every session in date order."""
+    started = time.perf_counter()
+    view, _ = make_view(ref.load())
+    backend = open_backend(settings)
+    try:
+        vault_id = await backend.get_or_create_vault(vault_title(settings.memory))
+        memory_id = await backend.get_or_create_memory(
+            vault_id, memory_title(ref.question_id, run_id)
+        )
+        if settings.ingest.mode == "raw":
+            sessions = await ingest_raw(ref.question_id, view, backend, vault_id, memory_id)
+        else:
+            model, policy, _ = model_for("agent", settings)
+            checkpoints = Checkpoints(settings.run.results_dir / "checkpoints.sqlite")
+            ingestor = AgentIngestor(backend, model, settings.ingest, checkpoints, policy)
+            sessions = await ingestor.ingest(ref.question_id, view, vault_id, memory_id)
+        entries = await backend.count_entries(memory_id)
+    finally:
+        await backend.close()
+    return IngestOutcome(
+        question_id=ref.question_id,
+        vault_id=vault_id,
+        memory_id=memory_id,
+        entries=entries,
+        seconds=time.perf_counter() - started,
+        sessions=sessions,
+    )

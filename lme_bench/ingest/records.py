@@ -1,0 +1,35 @@
+"""What ingestion reports about each session: one row of ingest.parquet."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class SessionRecord:
+    question_id: str
+    session_key: str
+    session_index: int
+    mode: str
+    turns: int
+    llm_calls: int = 0
+    tool_calls: dict[str, int] = field(default_factory=dict)  # what the model asked for
+    memory_calls: dict[str, int] = field(default_factory=dict)  # what reached the memory
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+    retries: int = 0
+    entries_written: int = 0
+    context_chars: int = 0
+    dropped_tool_calls: int = 0
+    status: str = "ok"  # ok | step-cap | error
+    error: str | None = None
+    resumed: bool = False  # taken from a checkpoint of an earlier attempt
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SessionRecord:
+        return cls(**data)

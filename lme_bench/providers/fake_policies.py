@@ -1,0 +1,72 @@
+"""Named behaviours for `fake:<name>` models, so a run can use the fake with no script.
+
+fake:echo         replies with the last message's text
+fake:note-taker   a rule-based memory agent: add_entry for each observed user message,
+                  put_context when one is due and at session end (keeps runs key-free)
+fake:dont-know    answers every question with "I don't know." (a QA floor)
+fake:yes          answers "yes" (a judge that accepts everything)
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+from lme_bench.providers.fake import echo_last_message
+
+_ids = itertools.count()
+_OBSERVED = re.compile(
+    r"\[observe\] session of (?P<date>[^,]+), message \d+ of \d+, (?P<role>\w+):\n"
+    r"(?P<text>.*?)(?:\nA context update is due|\Z)",
+    re.S,
+)
+_CONTEXT = re.compile(r"Current context document:\n(?P<context>.*?)\n\n", re.S)
+
+
+def _call(name: str, **args: str) -> dict[str, object]:
+    return {"name": name, "args": args, "id": f"fake_{next(_ids)}", "type": "tool_call"}
+
+
+def _context(text: str) -> str:
+    match = _CONTEXT.search(text)
+    found = match.group("context").strip() if match else ""
+    return "" if found.startswith("(empty") else found
+
+
+def note_taker(messages: list[BaseMessage]) -> AIMessage:
+    text = str(messages[-1].content)
+    context = _context(text)
+    calls = []
+    observed = _OBSERVED.search(text)
+    if observed:
+        summary = " ".join(observed.group("text").split())[:300]
+        if observed.group("role") == "user":
+            calls.append(_call("add_entry", summary=f"{observed.group('date')}: {summary}"))
+        if "A context update is due" in text:
+            calls.append(_call("put_context", content=(context + "\n- " + summary[:120])[-4800:]))
+    elif "[session end]" in text:
+        users = re.findall(r"^user: (.*)$", text, re.M)
+        lines = [f"- {' '.join(u.split())[:120]}" for u in users[:10]]
+        calls.append(
+            _call("put_context", content="\n".join([context, *lines]).strip()[-4800:] or "-")
+        )
+    return AIMessage(content="", tool_calls=calls)
+
+
+def dont_know(messages: list[BaseMessage]) -> AIMessage:
+    return AIMessage(content="I don't know.")
+
+
+def yes(messages: list[BaseMessage]) -> AIMessage:
+    return AIMessage(content="yes")
+
+
+POLICIES: dict[str, Callable[[list[BaseMessage]], AIMessage]] = {
+    "echo": echo_last_message,
+    "note-taker": note_taker,
+    "dont-know": dont_know,
+    "yes": yes,
+}
