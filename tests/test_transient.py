@@ -6,12 +6,19 @@ import pytest
 
 from lme_bench.config import ConfigError
 from lme_bench.dataset.errors import DatasetError
+from lme_bench.providers.errors import ProviderConfigError, ProviderThrottled, ProviderUnavailable
 from lme_bench.transient import is_transient
 
 
 @pytest.mark.parametrize(
     "error",
-    [TimeoutError(), ConnectionResetError(), sqlite3.OperationalError("database is locked")],
+    [
+        TimeoutError(),
+        ConnectionResetError(),
+        sqlite3.OperationalError("database is locked"),
+        ProviderThrottled("still throttled after retries"),
+        ProviderUnavailable("503"),
+    ],
 )
 def test_transient_faults_are_retried(error: BaseException) -> None:
     assert is_transient(error)
@@ -19,7 +26,13 @@ def test_transient_faults_are_retried(error: BaseException) -> None:
 
 @pytest.mark.parametrize(
     "error",
-    [DatasetError("d.json", "bad"), ConfigError("bad"), ValueError("bad"), KeyError("x")],
+    [
+        DatasetError("d.json", "bad"),
+        ConfigError("bad"),
+        ProviderConfigError("no key"),
+        ValueError("bad"),
+        KeyError("x"),
+    ],
 )
 def test_bad_input_is_never_retried(error: BaseException) -> None:
     assert not is_transient(error)
