@@ -31,8 +31,8 @@ from lme_bench.pipeline import (  # noqa: E402
     ingest_question,
     plan_run,
     prepare_questions,
-    write_run,
 )
+from lme_bench.report import RunResults, write_run  # noqa: E402
 
 
 def _peak_rss_mb() -> float:
@@ -56,7 +56,7 @@ def _steps(settings: Settings, plan: RunPlan, workers: int) -> dict[str, float]:
             for row in rows
         ]
     t3 = time.perf_counter()
-    report = write_run(plan, settings, prepared, refs, rows, outcomes, started_at)
+    report = write_run(plan, settings, prepared, refs, RunResults(outcomes, rows), started_at)
     t4 = time.perf_counter()
     overall = report.summary["session"]["overall"]
     return {

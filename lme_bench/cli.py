@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lme_bench.compare import CompareError
 from lme_bench.config import ConfigError
 from lme_bench.dataset.errors import DatasetError
 
@@ -83,6 +84,22 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--allow-remote", action="store_true", help="allow binding a non-loopback address"
     )
+
+    compare = commands.add_parser(
+        "compare", help="compare two runs' scores: per-type deltas with paired bootstrap intervals"
+    )
+    compare.add_argument("run_a", help="run id of A (the baseline)")
+    compare.add_argument("run_b", help="run id of B (the change); deltas are B - A")
+    compare.add_argument("--results-dir", type=Path, default=Path("results"))
+    compare.add_argument("--judge", help="whose labels (default: the LLM judge, else fallback)")
+    compare.add_argument(
+        "--allow-different-judges",
+        action="store_true",
+        help="compare runs judged by different judges or prompt versions",
+    )
+    compare.add_argument("--out", type=Path, help="output folder (default: RESULTS_DIR/compare)")
+    compare.add_argument("--resamples", type=_positive, default=2000, help="bootstrap resamples")
+    compare.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     return parser
 
 
@@ -186,6 +203,24 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    from lme_bench.compare import compare_runs
+
+    output = compare_runs(
+        args.run_a,
+        args.run_b,
+        results_dir=args.results_dir,
+        judge=args.judge,
+        allow_different_judges=args.allow_different_judges,
+        out=args.out,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
+    print(output.markdown)
+    print("wrote: " + ", ".join(str(p) for p in output.paths))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -193,8 +228,10 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args)
         if args.command == "memory":
             return _memory_serve(args)
+        if args.command == "compare":
+            return _compare(args)
         return _generate(args)
-    except (ConfigError, DatasetError) as exc:
+    except (ConfigError, DatasetError, CompareError) as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 

@@ -110,10 +110,19 @@ class RetrievalSettings(_Section):
     )
 
 
+Stage = Literal["ingest", "retrieval", "answer", "judge", "report"]
+STAGES: tuple[Stage, ...] = ("ingest", "retrieval", "answer", "judge", "report")
+
+
 class RunSettings(_Section):
     id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
     results_dir: Path = Path("results")
     concurrency: int = Field(default=4, ge=1, le=256, description="questions in flight")
+    stages: list[Stage] | None = Field(
+        default=None,
+        description="default: ingest, retrieval, report, plus answer and judge when [models] qa "
+        "is set (judging uses [models] judge, else the no-LLM fallback)",
+    )
 
 
 class QaSettings(_Section):
@@ -128,6 +137,22 @@ class QaSettings(_Section):
     rerank: bool = Field(default=False, description="let the QA model rerank merged entries")
     max_context_chars: int = Field(default=40_000, ge=1_000, description="reader prompt budget")
     prompts_dir: Path | None = Field(default=None, description="reader prompts; default ours")
+
+
+class JudgeSettings(_Section):
+    """LLM judge options; the model is [models] judge (no judge model: the no-LLM fallback)."""
+
+    prompts_dir: Path | None = Field(default=None, description="judge prompts; default ours")
+    repeats: int = Field(default=1, ge=1, le=10, description="judge each answer N times")
+    second_model: str | None = Field(default=None, description="a second judge, for agreement")
+    fallback: bool = Field(default=True, description="also score with the no-LLM fallback")
+
+
+class PriceSettings(_Section):
+    """Price of a model in some currency per million tokens (for cost per question)."""
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
 
 
 class ProviderSettings(_Section):
@@ -165,8 +190,21 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     run: RunSettings = RunSettings()
     qa: QaSettings = QaSettings()
+    judge: JudgeSettings = JudgeSettings()
+    prices: dict[str, PriceSettings] = Field(
+        default_factory=dict, description='"provider:model" -> price per million tokens'
+    )
     models: ModelsSettings = ModelsSettings()
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+
+    @property
+    def stages(self) -> tuple[Stage, ...]:
+        if self.run.stages is not None:
+            return tuple(s for s in STAGES if s in self.run.stages)
+        wanted: set[Stage] = {"ingest", "retrieval", "report"}
+        if self.models.qa:
+            wanted |= {"answer", "judge"}
+        return tuple(s for s in STAGES if s in wanted)
 
     @property
     def memory_path(self) -> Path:

@@ -5,7 +5,6 @@ plan_run -> prepare_questions -> (per question) ingest_question -> evaluate_ques
 
 from __future__ import annotations
 
-import json
 import traceback
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,19 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.config import Settings
-from lme_bench.dataset.known import describe_release
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.question import IngestOutcome as IngestOutcome
-from lme_bench.ingest.question import check_ingest_models
+from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.question import ingest_question as ingest_question
+from lme_bench.judge.stage import judge_question as judge_question
 from lme_bench.memory.embeddings import load_embedder
 from lme_bench.memory.factory import open_backend
-from lme_bench.results.atomic import write_text_atomically
-from lme_bench.results.ingest_table import ingest_table, ingest_totals, totals_markdown
-from lme_bench.results.manifest import build_manifest, package_versions, write_manifest
-from lme_bench.results.summary import summarize_retrieval, summary_markdown
-from lme_bench.results.tables import retrieval_table, write_parquet
+from lme_bench.qa.stage import answer_question as answer_question
+from lme_bench.results.manifest import package_versions
 from lme_bench.retrieval import RetrievalRow, evaluate_retrieval, failed_rows
 
 
@@ -70,7 +66,7 @@ def plan_run(settings: Settings) -> RunPlan:
     run needs cannot be used."""
     if settings.memory.backend == "embedded" and settings.memory.search != "bm25":
         load_embedder(settings.memory.embedding_model)
-    check_ingest_models(settings)
+    check_run_models(settings)
     run_id = settings.run.id or datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S")
     results = settings.run.results_dir
     return RunPlan(
@@ -108,58 +104,3 @@ async def evaluate_question(
 def error_rows(ref: QuestionRef, error: BaseException | str) -> list[RetrievalRow]:
     text = error if isinstance(error, str) else "".join(traceback.format_exception_only(error))
     return failed_rows(ref.question_id, ref.question_type, ref.is_abstention, text.strip())
-
-
-@dataclass(frozen=True, slots=True)
-class RunReport:
-    run_id: str
-    run_dir: Path
-    summary: dict[str, Any]
-    markdown: str
-    failed: list[str]
-
-
-def write_run(
-    plan: RunPlan,
-    settings: Settings,
-    prepared: PreparedDataset,
-    refs: list[QuestionRef],
-    rows: list[RetrievalRow],
-    outcomes: list[IngestOutcome],
-    started_at: datetime,
-) -> RunReport:
-    """Write retrieval.parquet, ingest.parquet, summary.md/json and manifest.json (atomically)."""
-    records = [record for outcome in outcomes for record in outcome.sessions]
-    summary = summarize_retrieval(rows)
-    summary["ingestion"] = ingest_totals(records)
-    title = f"lme-bench run {plan.run_id} (search: {search_label(settings)})"
-    markdown = summary_markdown(summary, title) + "\n" + totals_markdown(summary["ingestion"])
-    failed = sorted({r.question_id for r in rows if r.status != "ok"})
-    write_parquet(plan.run_dir / "retrieval.parquet", retrieval_table(plan.run_id, rows))
-    write_parquet(plan.run_dir / "ingest.parquet", ingest_table(plan.run_id, records))
-    write_text_atomically(plan.run_dir / "summary.md", markdown)
-    write_text_atomically(plan.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
-    manifest = build_manifest(
-        run_id=plan.run_id,
-        dataset={
-            "path": prepared.path,
-            "sha256": prepared.sha256,
-            "release": describe_release(prepared.sha256, Path(prepared.path), bundled_sample()),
-            "questions": len(refs),
-        },
-        question_ids=[r.question_id for r in refs],
-        failed_question_ids=failed,
-        ingestion={
-            "mode": settings.ingest.mode,
-            "agent_model": settings.models.agent if settings.ingest.mode != "raw" else None,
-            "entries": sum(o.entries for o in outcomes),
-            **summary["ingestion"],
-        },
-        memories={o.question_id: o.memory_id for o in outcomes},
-        search=search_description(settings),
-        config=settings.redacted(),
-        started_at=started_at.isoformat(),
-        finished_at=datetime.now(UTC).isoformat(),
-    )
-    write_manifest(plan.run_dir / "manifest.json", manifest)
-    return RunReport(plan.run_id, plan.run_dir, summary, markdown, failed)

@@ -1,7 +1,8 @@
-"""Prefect tasks of the benchmark: each one calls one function of lme_bench.pipeline."""
+"""Prefect tasks of the benchmark: each one calls one core function (lme_bench.pipeline)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from prefect import Task, task
@@ -9,9 +10,10 @@ from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.runtime import task_run
 
-from lme_bench import pipeline
+from lme_bench import pipeline, report
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval import RetrievalRow
 from lme_bench.transient import is_transient
 
@@ -68,6 +70,43 @@ async def evaluate_question(
     return await pipeline.evaluate_question(ref, outcome, settings)
 
 
+@task(
+    name="answer",
+    tags=["answer"],
+    task_run_name=_question_run_name("answer"),
+    cache_policy=NO_CACHE,
+    retries=2,
+    retry_delay_seconds=[2, 10],
+    retry_condition_fn=_retry_transient,
+)
+async def answer_question(
+    ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings
+) -> HypothesisRow:
+    return await pipeline.answer_question(ref, outcome.memory_id, settings)
+
+
+@task(
+    name="judge",
+    tags=["judge"],
+    task_run_name=_question_run_name("judge"),
+    cache_policy=NO_CACHE,
+    retries=2,
+    retry_delay_seconds=[2, 10],
+    retry_condition_fn=_retry_transient,
+)
+async def judge_question(
+    ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings
+) -> list[ScoreRow]:
+    return await pipeline.judge_question(ref, hypothesis, settings)
+
+
 @task(name="write-results", cache_policy=NO_CACHE)
-def write_results(**kwargs: Any) -> pipeline.RunReport:
-    return pipeline.write_run(**kwargs)
+def write_results(
+    plan: pipeline.RunPlan,
+    settings: Settings,
+    prepared: PreparedDataset,
+    refs: list[QuestionRef],
+    results: report.RunResults,
+    started_at: datetime,
+) -> report.RunReport:
+    return report.write_run(plan, settings, prepared, refs, results, started_at)

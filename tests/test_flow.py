@@ -73,3 +73,29 @@ def test_failed_question_becomes_error_rows_and_fails_the_run(
     assert [r["status"] for r in table].count("error") == 2
     assert all("memory rejected the write" in r["error"] for r in table if r["status"] == "error")
     assert sum(r["status"] == "ok" for r in table) == 4
+
+
+def test_every_stage_then_judging_again_over_existing_hypotheses(
+    harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    request = RunRequest(
+        config="configs/full-fake.toml", results_dir=str(tmp_path), run_id="full", limit=4
+    )
+    result = longmemeval(request)
+    run_dir = tmp_path / "full"
+    assert "qa" in result["summary"]
+    retrieval_before = (run_dir / "retrieval.parquet").read_bytes()
+    hypotheses_before = (run_dir / "hypotheses.parquet").read_bytes()
+
+    monkeypatch.setenv("LME_RUN__STAGES", '["judge", "report"]')
+    monkeypatch.setenv("LME_MODELS__JUDGE", "fake:yes")
+    again = longmemeval(request)
+    scores = pq.read_table(run_dir / "scores.parquet").to_pylist()
+    assert {s["judge"] for s in scores} == {"fake:yes", "fallback:normalized-match"}
+    assert again["summary"]["qa"]["judges"]["fake:yes"]["overall"]["correct"] == 4
+    assert (run_dir / "retrieval.parquet").read_bytes() == retrieval_before  # kept, not redone
+    assert (run_dir / "hypotheses.parquet").read_bytes() == hypotheses_before
+    names = _task_run_names()
+    assert any(n.startswith("answer ") for n in names) and any(
+        n.startswith("judge ") for n in names
+    )

@@ -18,8 +18,8 @@ from lme_bench.pipeline import (
     ingest_question,
     plan_run,
     prepare_questions,
-    write_run,
 )
+from lme_bench.report import RunResults, write_run
 
 
 def test_steps_write_complete_results_and_reingestion_adds_nothing(tmp_path: Path) -> None:
@@ -37,7 +37,9 @@ def test_steps_write_complete_results_and_reingestion_adds_nothing(tmp_path: Pat
     for ref, outcome in zip(refs[1:], outcomes[1:], strict=True):
         rows += asyncio.run(evaluate_question(ref, outcome, settings))
     rows += error_rows(refs[0], RuntimeError("memory server went away"))
-    report = write_run(plan, settings, prepared, refs, rows, outcomes, datetime.now(UTC))
+    report = write_run(
+        plan, settings, prepared, refs, RunResults(outcomes, rows), datetime.now(UTC)
+    )
 
     table = pq.read_table(plan.run_dir / "retrieval.parquet")
     assert table.num_rows == 2 * len(refs)

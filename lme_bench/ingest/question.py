@@ -17,6 +17,10 @@ from lme_bench.memory.factory import memory_title, open_backend, vault_title
 from lme_bench.providers.factory import check_models, model_for
 
 
+class MissingMemoryError(ValueError):
+    """A later stage found no ingested memory for the question (a permanent error)."""
+
+
 @dataclass(frozen=True, slots=True)
 class IngestOutcome:
     question_id: str
@@ -35,9 +39,15 @@ def checkpoints_path(settings: Settings) -> str:
     return str(settings.run.results_dir / "checkpoints.sqlite")
 
 
-def check_ingest_models(settings: Settings) -> None:
-    """Agent modes need a usable [models] agent; fail before any work if it is not."""
-    if settings.ingest.mode != "raw":
+def check_run_models(settings: Settings) -> None:
+    """Every model the run's stages need must be usable; one error before any work if not."""
+    roles = [r for r, stage in (("qa", "answer"), ("judge", "judge")) if stage in settings.stages]
+    if "answer" in settings.stages and not settings.models.qa:
+        from lme_bench.providers.errors import ProviderConfigError
+
+        raise ProviderConfigError("the answer stage needs [models] qa (e.g. 'openai:gpt-4o-mini')")
+    check_models(settings, roles=tuple(roles))
+    if "ingest" in settings.stages and settings.ingest.mode != "raw":
         if not settings.models.agent:
             from lme_bench.providers.errors import ProviderConfigError
 
@@ -58,7 +68,9 @@ async def ingest_question(ref: QuestionRef, settings: Settings, run_id: str) -> 
         memory_id = await backend.get_or_create_memory(
             vault_id, memory_title(ref.question_id, run_id)
         )
-        if settings.ingest.mode == "raw":
+        if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
+            sessions = []
+        elif settings.ingest.mode == "raw":
             sessions = await ingest_raw(ref.question_id, view, backend, vault_id, memory_id)
         else:
             model, policy, _ = model_for("agent", settings)
@@ -66,6 +78,11 @@ async def ingest_question(ref: QuestionRef, settings: Settings, run_id: str) -> 
             ingestor = AgentIngestor(backend, model, settings.ingest, checkpoints, policy)
             sessions = await ingestor.ingest(ref.question_id, view, vault_id, memory_id)
         entries = await backend.count_entries(memory_id)
+        if not sessions and entries == 0:
+            raise MissingMemoryError(
+                f"question {ref.question_id}: memory {memory_title(ref.question_id, run_id)!r} "
+                "holds nothing; run the ingest stage for this run first"
+            )
     finally:
         await backend.close()
     return IngestOutcome(

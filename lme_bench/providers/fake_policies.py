@@ -4,6 +4,8 @@ fake:echo         replies with the last message's text
 fake:note-taker   a rule-based memory agent: add_entry for each observed user message,
                   put_context when one is due and at session end (keeps runs key-free)
 fake:dont-know    answers every question with "I don't know." (a QA floor)
+fake:quote-memory answers with the first remembered entry it is shown (a QA stand-in)
+fake:match-judge  says yes when the response contains the gold answer (a judge stand-in)
 fake:yes          answers "yes" (a judge that accepts everything)
 """
 
@@ -56,6 +58,35 @@ def note_taker(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content="", tool_calls=calls)
 
 
+_ENTRY_LINE = re.compile(r"^\[[^\]]+\] (?:user|assistant): (?P<text>.+)$", re.M)
+_GOLD = re.compile(
+    r"^(?:Correct(?: \(most recent\))? answer|Rubric|Why it cannot be answered): "
+    r"(?P<gold>.*)$",
+    re.M,
+)
+_RESPONSE = re.compile(r"^Assistant's response: (?P<response>.*)$", re.M)
+
+
+def quote_memory(messages: list[BaseMessage]) -> AIMessage:
+    """A QA stand-in: answers with the first remembered entry it was shown, else don't know."""
+    found = _ENTRY_LINE.search(str(messages[-1].content))
+    return AIMessage(content=found.group("text") if found else "I don't know.")
+
+
+def match_judge(messages: list[BaseMessage]) -> AIMessage:
+    """A judge stand-in: yes when the response contains the gold answer (normalised)."""
+    from lme_bench.judge.fallback import normalize
+
+    text = str(messages[-1].content)
+    gold, response = _GOLD.search(text), _RESPONSE.search(text)
+    if not gold or not response:
+        return AIMessage(content="unreadable")
+    said = normalize(response.group("response"))
+    if "cannot be answered" in text.split("Question:")[0]:
+        return AIMessage(content="yes" if "don't know" in said else "no")
+    return AIMessage(content="yes" if normalize(gold.group("gold")) in said else "no")
+
+
 def dont_know(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content="I don't know.")
 
@@ -68,5 +99,7 @@ POLICIES: dict[str, Callable[[list[BaseMessage]], AIMessage]] = {
     "echo": echo_last_message,
     "note-taker": note_taker,
     "dont-know": dont_know,
+    "quote-memory": quote_memory,
+    "match-judge": match_judge,
     "yes": yes,
 }

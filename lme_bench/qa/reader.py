@@ -84,23 +84,23 @@ def _within(lines: list[str], budget: int) -> tuple[str, int]:
     return "\n".join(kept) or "(none)", len(kept)
 
 
-def entries_text(entries: list[EntryHit], budget: int) -> tuple[str, int]:
+def entries_text(entries: list[EntryHit], budget: int) -> tuple[str, list[EntryHit]]:
     """Entries best-first cut to the budget, then shown oldest first; (text, entries shown)."""
-    lines: list[tuple[datetime, str]] = []
+    shown: list[EntryHit] = []
     used = 0
     for hit in entries:
         line = _entry_line(hit)
         if used + len(line) + 1 > budget:
             break
-        lines.append((entry_moment(hit), line))
+        shown.append(hit)
         used += len(line) + 1
-    lines.sort(key=lambda pair: pair[0])
-    return _within([line for _, line in lines], budget)
+    ordered = sorted(shown, key=entry_moment)
+    return "\n".join(_entry_line(hit) for hit in ordered) or "(none)", shown
 
 
 def reader_prompt(
     prompts: QaPrompts, question: str, question_date: str, memory: Gathered, budget: int
-) -> tuple[str, int]:
+) -> tuple[str, list[EntryHit]]:
     """(prompt, entries shown). Context gets up to half the budget, entries the rest."""
     latest = (memory.latest_context or "(none)")[: budget // 4]
     snapshots, _ = _within(

@@ -34,7 +34,7 @@ class Answer:
     strategy: str
     queries: list[str] = field(default_factory=list)
     searches: int = 0
-    entries_shown: int = 0
+    shown: list[EntryHit] = field(default_factory=list)  # the entries the reader saw
     context_chars: int = 0
     seconds: float = 0.0
 
@@ -135,7 +135,7 @@ class Answerer:
         gathered = await self.gather(view, memory_id, answer)
         if self.settings.rerank and gathered.entries:
             await self.rerank(view, gathered)
-        prompt, answer.entries_shown = reader_prompt(
+        prompt, answer.shown = reader_prompt(
             self.prompts,
             view.question,
             view.question_date,

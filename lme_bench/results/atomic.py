@@ -17,6 +17,7 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
     tmp = Path(tmp_name)
     try:
         write(tmp)
+        tmp.chmod(0o644)  # mkstemp makes 0600; results are meant to be read
         with tmp.open("rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -204,8 +204,8 @@ def test_pipeline_runs_hybrid_and_records_the_mode(tmp_path: Path) -> None:
         ingest_question,
         plan_run,
         prepare_questions,
-        write_run,
     )
+    from lme_bench.report import RunResults, write_run
 
     overrides = {
         "run.results_dir": str(tmp_path),
@@ -227,7 +227,9 @@ def test_pipeline_runs_hybrid_and_records_the_mode(tmp_path: Path) -> None:
     assert all(r.status == "ok" and r.ranked_ids for r in rows)
     from datetime import UTC, datetime
 
-    report = write_run(plan, settings, prepared, refs, rows, outcomes, datetime.now(UTC))
+    report = write_run(
+        plan, settings, prepared, refs, RunResults(outcomes, rows), datetime.now(UTC)
+    )
     manifest = json.loads((plan.run_dir / "manifest.json").read_text())
     assert manifest["search"]["mode"] == "hybrid" and manifest["search"]["alpha"] == 0.3
     assert manifest["search"]["embedding_model"] == HASHING

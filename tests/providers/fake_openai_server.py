@@ -1,7 +1,8 @@
 """A loopback OpenAI-compatible chat server for tests: real HTTP, scripted replies, 429s.
 
 Each request body is recorded. Replies are dicts {"content": str} or {"tool_calls": [(name,
-args)]}; a reply {"status": 429, "retry_after": "1"} answers with that error instead.
+args)]}, or functions of the request body returning one; a reply {"status": 429,
+"retry_after": "1"} answers with that error instead.
 Streaming (`"stream": true`) is answered as server-sent events, chunk by chunk.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 
 
 class FakeOpenAI:
-    def __init__(self, replies: list[dict[str, Any]]) -> None:
+    def __init__(self, replies: list[Any]) -> None:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -26,7 +27,8 @@ class FakeOpenAI:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
-            return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+            reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        return dict(reply(body) if callable(reply) else reply)
 
 
 def _message(reply: dict[str, Any]) -> dict[str, Any]:
@@ -114,7 +116,7 @@ def _chunks(model: str, message: dict[str, Any], usage: dict[str, int]) -> Itera
 
 
 @contextmanager
-def serve(replies: list[dict[str, Any]]) -> Iterator[tuple[str, FakeOpenAI]]:
+def serve(replies: list[Any]) -> Iterator[tuple[str, FakeOpenAI]]:
     """Run the fake on a free loopback port; yields (base_url ending in /v1, the fake)."""
     fake = FakeOpenAI(replies)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))

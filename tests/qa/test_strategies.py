@@ -42,7 +42,7 @@ def _memory(tmp_path: Path) -> tuple[EmbeddedBackend, str, Instance]:
     async def build() -> str:
         vault = await backend.get_or_create_vault("v")
         memory = await backend.get_or_create_memory(vault, "q__r")
-        await ingest_raw(view, backend, vault, memory)
+        await ingest_raw("q", view, backend, vault, memory)
         return memory
 
     return backend, asyncio.run(build()), instance
@@ -78,7 +78,7 @@ def test_entries_are_shown_oldest_first(tmp_path: Path) -> None:
     answer, fake, _, _ = _answer(tmp_path, ["ok"], top_ke=10)
     prompt = str(fake.calls[0].messages[0].content)
     dates = [line[1:23] for line in prompt.splitlines() if line.startswith("[2023/")]
-    assert dates == sorted(dates) and answer.entries_shown == len(dates) > 1
+    assert dates == sorted(dates) and len(answer.shown) == len(dates) > 1
 
 
 @pytest.mark.parametrize(("reply", "searches"), [("SUFFICIENT", 1), ("REFINE: puppy chewing", 2)])

@@ -1,0 +1,299 @@
+"""A comparison as Markdown, JSON and self-contained HTML (the tables plus the inline SVG chart).
+
+Markdown and HTML are rendered from the same sections, so they always show the same figures; the
+JSON holds every figure unrounded (accuracies and deltas as fractions, not percent).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from lme_bench.compare.chart import chart, render_svg
+from lme_bench.compare.load import RETRIEVAL_METRICS, JudgeLabels
+from lme_bench.compare.paired import (
+    Flip,
+    Interval,
+    MetricComparison,
+    PairedDelta,
+    QaComparison,
+    Row,
+)
+from lme_bench.metrics.qa import Accuracy
+
+AVERAGES_NOTE = (
+    "Accuracy A and B: each run on its own judged questions. Δ B-A and its interval: over the "
+    "questions judged in both runs (paired n; 'paired A → B' shows both accuracies there). "
+    "Per-type rows count `_abs` questions inside their base type. Task-averaged: the plain mean "
+    "of the per-type accuracies (each type weighs the same). Overall: the mean over all judged "
+    "questions (each question weighs the same). Abstention: the mean over `_abs` questions only."
+)
+BOOTSTRAP_NOTE = (
+    "95% interval: paired percentile bootstrap over the questions judged in both runs, resampled "
+    "with replacement within each question type ({resamples} resamples, seed {seed}); the "
+    "task-averaged Δ is recomputed in each resample from the per-type means."
+)
+JUDGING_NOTE = (
+    "A question's label is the majority of its judge's ok verdicts over repeats; a tie or no ok "
+    "verdict leaves it not judged (left out of every mean)."
+)
+RETRIEVAL_NOTE = (
+    "Session-level retrieval: means over the non-abstention questions with status ok in both "
+    "runs (each question counts once). recall_any@5: some evidence session in the top 5; "
+    "recall_all@5: all of them; ndcg_any@5: binary-relevance nDCG. 95% interval: paired "
+    "percentile bootstrap over those questions, stratified by question type ({resamples} "
+    "resamples, seed {seed})."
+)
+ROW_LABELS = {
+    "task-averaged": "task-averaged (mean of per-type accuracies)",
+    "overall": "overall (mean over all judged questions)",
+    "abstention": "abstention (`_abs` questions only)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    run_a: str
+    run_b: str
+    labels_a: JudgeLabels
+    labels_b: JudgeLabels
+    judging_matches: bool
+    qa: QaComparison
+    retrieval: list[MetricComparison] | None  # None: a run has no retrieval.parquet
+    resamples: int
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    header: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+    numeric_from: int = 1  # columns from this index on hold numbers (right-aligned)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _signed(value: float, percent: bool) -> str:
+    return f"{100 * value:+.1f}" if percent else f"{value:+.3f}"
+
+
+def _delta(value: float | None, percent: bool = True) -> str:
+    return "-" if value is None else _signed(value, percent) + (" pp" if percent else "")
+
+
+def _ci(ci: Interval | None, percent: bool = True) -> str:
+    if ci is None:
+        return "-"
+    return f"[{_signed(ci[0], percent)}, {_signed(ci[1], percent)}]" + (" pp" if percent else "")
+
+
+def _qa_row(row: Row) -> list[str]:
+    p = row.paired
+    return [
+        ROW_LABELS.get(row.name, row.name),
+        f"{row.a.correct}/{row.a.n}",
+        _pct(row.a.value),
+        f"{row.b.correct}/{row.b.n}",
+        _pct(row.b.value),
+        str(p.n),
+        f"{_pct(p.a)} → {_pct(p.b)}",
+        _delta(p.delta),
+        _ci(p.ci95),
+    ]
+
+
+def _judge_line(side: str, run: str, labels: JudgeLabels) -> str:
+    total = len(labels.judged)
+    return (
+        f"{side} = `{run}`: judge {labels.judge} ({labels.kind}); {total} questions, "
+        f"{total - labels.not_judged} judged, {labels.not_judged} not judged "
+        f"(tie over repeats: {labels.ties}, no ok verdict: {labels.no_ok})."
+    )
+
+
+def sections(c: Comparison) -> list[Section]:
+    qa = c.qa
+    intro = [_judge_line("A", c.run_a, c.labels_a), _judge_line("B", c.run_b, c.labels_b)]
+    if not c.judging_matches:
+        intro.append("Warning: the runs were judged by different judges or prompts.")
+    result = [
+        Section(f"Compare `{c.run_a}` (A) vs `{c.run_b}` (B)", intro),
+        Section(
+            "QA accuracy",
+            [AVERAGES_NOTE, BOOTSTRAP_NOTE.format(resamples=c.resamples, seed=c.seed)],
+            [
+                "question type",
+                "A correct/n",
+                "A accuracy",
+                "B correct/n",
+                "B accuracy",
+                "paired n",
+                "paired A → B",
+                "Δ B-A",
+                "95% CI of Δ",
+            ],
+            [_qa_row(r) for r in [*qa.per_type, qa.task_averaged, qa.overall, qa.abstention]],
+        ),
+    ]
+    for title, flips in (
+        ("Correct in A → wrong in B", qa.regressed),
+        ("Wrong in A → correct in B", qa.improved),
+    ):
+        rows = [[f"`{f.question_id}`", f.question_type] for f in flips]
+        note = [] if flips else ["None."]
+        result.append(Section(f"{title} ({len(flips)})", note, ["question", "type"], rows, 2))
+    if c.retrieval is None:
+        result.append(Section("Retrieval", ["Not compared: a run has no retrieval.parquet."]))
+    else:
+        result.append(
+            Section(
+                "Retrieval (session level)",
+                [RETRIEVAL_NOTE.format(resamples=c.resamples, seed=c.seed)],
+                ["metric", "paired n", "A", "B", "Δ B-A", "95% CI of Δ"],
+                [_metric_row(m) for m in c.retrieval],
+            )
+        )
+    result.append(Section("Judging", [JUDGING_NOTE]))
+    return result
+
+
+def _metric_row(m: MetricComparison) -> list[str]:
+    p = m.paired
+    return [m.metric, str(p.n), _num(p.a), _num(p.b), _delta(p.delta, False), _ci(p.ci95, False)]
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(c: Comparison) -> str:
+    lines: list[str] = []
+    for i, s in enumerate(sections(c)):
+        lines += [("# " if i == 0 else "## ") + s.title, ""]
+        for paragraph in s.paragraphs:
+            lines += [paragraph, ""]
+        if s.header and s.rows:
+            lines.append("| " + " | ".join(_md_cell(h) for h in s.header) + " |")
+            aligns = ["---|" if k < s.numeric_from else "---:|" for k in range(len(s.header))]
+            lines.append("|" + "".join(aligns))
+            lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in s.rows]
+            lines.append("")
+    return "\n".join(lines)
+
+
+def _html_text(text: str) -> str:
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
+_STYLE = (
+    "body{font-family:sans-serif;margin:2em;color:#222}"
+    "table{border-collapse:collapse;margin:1em 0}"
+    "th,td{border:1px solid #ccc;padding:4px 8px}td.n{text-align:right}"
+    "th{background:#f4f4f4}code{background:#f4f4f4;padding:0 2px}"
+)
+
+
+def render_html(c: Comparison) -> str:
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(f'Compare {c.run_a} vs {c.run_b}')}</title>",
+        f"<style>{_STYLE}</style></head><body>",
+    ]
+    for i, s in enumerate(sections(c)):
+        tag = "h1" if i == 0 else "h2"
+        parts.append(f"<{tag}>{_html_text(s.title)}</{tag}>")
+        parts += [f"<p>{_html_text(p)}</p>" for p in s.paragraphs]
+        if s.header and s.rows:
+            parts.append("<table><tr>" + "".join(f"<th>{_html_text(h)}</th>" for h in s.header))
+            for row in s.rows:
+                cells = [
+                    ('<td class="n">' if i >= s.numeric_from else "<td>") + _html_text(v) + "</td>"
+                    for i, v in enumerate(row)
+                ]
+                parts.append("<tr>" + "".join(cells) + "</tr>")
+            parts.append("</table>")
+        if i == 1:
+            parts.append(f"<figure>{render_svg(chart(c.run_a, c.run_b, c.qa.per_type))}</figure>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _accuracy(acc: Accuracy) -> dict[str, Any]:
+    ci = list(acc.ci95) if acc.ci95 is not None else None
+    return {"accuracy": acc.value, "correct": acc.correct, "n": acc.n, "ci95": ci}
+
+
+def _paired(p: PairedDelta) -> dict[str, Any]:
+    ci = list(p.ci95) if p.ci95 is not None else None
+    return {"n": p.n, "a": p.a, "b": p.b, "delta": p.delta, "ci95": ci}
+
+
+def _row(row: Row) -> dict[str, Any]:
+    return {"a": _accuracy(row.a), "b": _accuracy(row.b), "paired": _paired(row.paired)}
+
+
+def _run(run: str, labels: JudgeLabels) -> dict[str, Any]:
+    return {
+        "run_id": run,
+        "judge": labels.judge,
+        "judge_kind": labels.kind,
+        "prompts_sha256": labels.prompts,
+        "questions": len(labels.judged),
+        "judged": len(labels.judged) - labels.not_judged,
+        "not_judged": {"tie": labels.ties, "no_ok_verdict": labels.no_ok},
+    }
+
+
+def _flips(flips: list[Flip]) -> list[dict[str, str]]:
+    return [{"question_id": f.question_id, "question_type": f.question_type} for f in flips]
+
+
+def to_json(c: Comparison) -> dict[str, Any]:
+    qa = c.qa
+    retrieval = None
+    if c.retrieval is not None:
+        retrieval = {
+            "granularity": "session",
+            "note": RETRIEVAL_NOTE.format(resamples=c.resamples, seed=c.seed),
+            "metrics": {m.metric: _paired(m.paired) for m in c.retrieval},
+        }
+    return {
+        "runs": {"a": _run(c.run_a, c.labels_a), "b": _run(c.run_b, c.labels_b)},
+        "judging_matches": c.judging_matches,
+        "bootstrap": {
+            "method": "paired percentile bootstrap, stratified by question type",
+            "resamples": c.resamples,
+            "seed": c.seed,
+            "note": BOOTSTRAP_NOTE.format(resamples=c.resamples, seed=c.seed),
+        },
+        "qa": {
+            "note": AVERAGES_NOTE,
+            "per_type": {r.name: _row(r) for r in qa.per_type},
+            "task_averaged": _row(qa.task_averaged),
+            "overall": _row(qa.overall),
+            "abstention": _row(qa.abstention),
+            "flips": {
+                "correct_to_wrong": _flips(qa.regressed),
+                "wrong_to_correct": _flips(qa.improved),
+            },
+        },
+        "retrieval": retrieval,
+        "retrieval_metrics": list(RETRIEVAL_METRICS),
+        "judging_note": JUDGING_NOTE,
+    }
+
+
+def render_json(c: Comparison) -> str:
+    return json.dumps(to_json(c), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,59 @@
+"""The no-LLM fallback judge: normalised exact / contains match, clearly labelled as such.
+
+It is a rough floor, never mixed with LLM-judged figures: it cannot grade preference rubrics
+(those rows are judge errors), and for abstention questions it looks for a plain admission that
+the information is missing.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from lme_bench.judge.verdict import Verdict
+
+FALLBACK_JUDGE = "fallback:normalized-match"
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_ABSTAINS = (
+    "don't know",
+    "do not know",
+    "not mentioned",
+    "no information",
+    "not enough information",
+    "cannot answer",
+    "can't answer",
+    "unable to",
+    "doesn't say",
+    "does not say",
+    "not sure",
+    "no record",
+    "haven't mentioned",
+    "have not mentioned",
+    "didn't mention",
+    "did not mention",
+    "not specified",
+    "isn't mentioned",
+    "is not mentioned",
+    "no mention",
+)
+
+
+def normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
+    text = re.sub(r"[^\w\s']", " ", text)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def fallback_verdict(question_id: str, question_type: str, answer: str, hypothesis: str) -> Verdict:
+    if question_type == "single-session-preference":
+        return Verdict("judge-error", None, "the no-LLM fallback cannot grade rubric answers")
+    said = normalize(hypothesis)
+    if question_id.endswith("_abs"):
+        label = any(normalize(p) in said for p in _ABSTAINS)
+        return Verdict("ok", label, "abstains" if label else "answers")
+    gold = normalize(answer)
+    if not gold:
+        return Verdict("judge-error", None, "empty gold answer")
+    label = said == gold or f" {gold} " in f" {said} "
+    return Verdict("ok", label, "match" if label else "no match")

@@ -1,0 +1,114 @@
+"""Judging one hypothesis: the LLM judge (LongMemEval's per-type criteria, temperature 0,
+10 output tokens, one user message) or the labelled no-LLM fallback; repeats and a second judge
+are separate rows, never merged into one label here."""
+
+from __future__ import annotations
+
+import time
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+
+from lme_bench.judge.fallback import FALLBACK_JUDGE, fallback_verdict
+from lme_bench.judge.prompts import PromptSet
+from lme_bench.judge.verdict import read_verdict
+from lme_bench.providers.calls import CallAccount, CountedModel, text_of
+from lme_bench.providers.retry import RetryPolicy
+from lme_bench.results.qa_tables import ScoreRow
+
+
+class LlmJudge:
+    def __init__(
+        self, name: str, model: BaseChatModel, prompts: PromptSet, policy: RetryPolicy
+    ) -> None:
+        self.name = name
+        self.model = model
+        self.prompts = prompts
+        self.policy = policy
+
+    async def judge(
+        self,
+        *,
+        question_id: str,
+        question_type: str,
+        is_abstention: bool,
+        question: str,
+        answer: str,
+        hypothesis: str,
+        repeat: int,
+    ) -> ScoreRow:
+        prompt = self.prompts.for_question(question_id, question_type)
+        account = CallAccount()
+        counted = CountedModel(self.model, self.policy, account)
+        started = time.perf_counter()
+        error = None
+        try:
+            reply = text_of(
+                await counted.ainvoke([HumanMessage(prompt.render(question, answer, hypothesis))])
+            )
+        except Exception as exc:  # a failed call after retries is a judge error, not a miss
+            reply, error = "", f"{type(exc).__name__}: {exc}"
+        verdict = read_verdict(reply)
+        return ScoreRow(
+            question_id=question_id,
+            question_type=question_type,
+            is_abstention=is_abstention,
+            judge=self.name,
+            judge_kind="llm",
+            repeat=repeat,
+            prompt_version=self.prompts.version,
+            prompt_name=prompt.name,
+            prompt_sha256=prompt.sha256,
+            label=verdict.label,
+            raw_verdict=verdict.raw,
+            status=verdict.status,
+            attribution="",
+            llm_calls=account.calls,
+            input_tokens=account.input_tokens,
+            output_tokens=account.output_tokens,
+            seconds=time.perf_counter() - started,
+            error=error,
+        )
+
+
+def fallback_row(
+    *, question_id: str, question_type: str, is_abstention: bool, answer: str, hypothesis: str
+) -> ScoreRow:
+    verdict = fallback_verdict(question_id, question_type, answer, hypothesis)
+    return ScoreRow(
+        question_id=question_id,
+        question_type=question_type,
+        is_abstention=is_abstention,
+        judge=FALLBACK_JUDGE,
+        judge_kind="fallback",
+        repeat=0,
+        prompt_version="none",
+        prompt_name="normalized-match",
+        prompt_sha256="",
+        label=verdict.label,
+        raw_verdict=verdict.raw,
+        status=verdict.status,
+        attribution="",
+    )
+
+
+def attribute(
+    *,
+    ingested: bool,
+    answered: bool,
+    evidence_in_context: bool | None,
+    label: bool | None,
+    status: str,
+) -> str:
+    """Why a question scored as it did, from what the pipeline saw at each stage."""
+    if not ingested:
+        return "ingestion-failed"
+    if not answered:
+        return "answer-failed"
+    if status != "ok" or label is None:
+        return "judge-error"
+    if label:
+        return "correct"
+    if evidence_in_context is None:
+        return "answered-wrong"  # no evidence turns to look for (abstention, assistant-only)
+    return "retrieved-not-answered" if evidence_in_context else "evidence-not-retrieved"

@@ -1,0 +1,69 @@
+"""The answer stage for one question: search its memory, read, answer; scorer-side it also
+records whether what the reader saw held an evidence turn (for failure attribution)."""
+
+from __future__ import annotations
+
+import time
+
+from lme_bench.config import Settings
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.dataset.views import make_view
+from lme_bench.memory.factory import open_backend
+from lme_bench.metrics.retrieval import is_evidence
+from lme_bench.providers.calls import CallAccount, CountedModel
+from lme_bench.providers.factory import model_for
+from lme_bench.qa.reader import load_qa_prompts
+from lme_bench.qa.strategies import Answerer
+from lme_bench.results.qa_tables import HypothesisRow
+from lme_bench.retrieval import corpus_turn_ids, official_rankings
+
+
+async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) -> HypothesisRow:
+    """Answer from memory. Model failures after retries become a row with status "error"."""
+    instance = ref.load()
+    view, keys = make_view(instance)
+    model, policy, spec = model_for("qa", settings)
+    prompts = load_qa_prompts(settings.qa.prompts_dir)
+    account = CallAccount()
+    row = HypothesisRow(
+        question_id=ref.question_id,
+        question_type=ref.question_type,
+        is_abstention=ref.is_abstention,
+        hypothesis=None,
+        strategy=settings.qa.strategy,
+        qa_model=spec.label,
+        prompt_version=prompts.version,
+        top_ke=settings.qa.top_ke,
+        top_kc=settings.qa.top_kc,
+    )
+    started = time.perf_counter()
+    backend = open_backend(settings)
+    try:
+        answerer = Answerer(backend, CountedModel(model, policy, account), prompts, settings.qa)
+        answer = await answerer.answer(view, memory_id)
+    except Exception as exc:
+        if not _model_fault(exc):
+            raise  # memory or code faults fail the task (and may be retried)
+        row.status, row.error = "error", f"{type(exc).__name__}: {exc}"
+    else:
+        row.hypothesis = answer.hypothesis
+        row.queries, row.searches = answer.queries, answer.searches
+        row.entries_shown, row.context_chars = len(answer.shown), answer.context_chars
+        turn_ids, _ = official_rankings(instance, keys, answer.shown)
+        has_evidence = any(is_evidence(t) for t in corpus_turn_ids(instance))
+        if has_evidence and not instance.is_abstention:
+            row.evidence_in_context = any(is_evidence(t) for t in turn_ids)
+    finally:
+        await backend.close()
+    row.llm_calls, row.retries = account.calls, account.retries.retries
+    row.input_tokens, row.output_tokens = account.input_tokens, account.output_tokens
+    row.seconds = time.perf_counter() - started
+    return row
+
+
+def _model_fault(error: BaseException) -> bool:
+    from lme_bench.providers.retry import classify
+
+    return classify(error)[0] is not None or type(error).__module__.startswith(
+        ("openai", "botocore", "langchain")
+    )

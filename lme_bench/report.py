@@ -1,0 +1,133 @@
+"""Writing a run's folder: the tables of the stages that ran (earlier ones are kept and read
+back), the official exports, summary.md / summary.json and manifest.json, each atomically."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lme_bench.config import Settings
+from lme_bench.dataset.known import describe_release
+from lme_bench.dataset.shards import PreparedDataset, QuestionRef
+from lme_bench.ingest.question import IngestOutcome
+from lme_bench.judge.prompts import load_prompt_set
+from lme_bench.pipeline import RunPlan, bundled_sample, search_description, search_label
+from lme_bench.qa.reader import load_qa_prompts
+from lme_bench.results.atomic import write_text_atomically
+from lme_bench.results.ingest_table import ingest_table, ingest_totals, totals_markdown
+from lme_bench.results.manifest import build_manifest, write_manifest
+from lme_bench.results.qa_report import attribute_all, export_official, qa_markdown, qa_summary
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow, hypotheses_table, scores_table
+from lme_bench.results.readback import read_retrieval
+from lme_bench.results.summary import summarize_retrieval, summary_markdown
+from lme_bench.results.tables import retrieval_table, write_parquet
+from lme_bench.retrieval import RetrievalRow
+
+
+@dataclass
+class RunResults:
+    """What the stages of this run produced; None: the stage did not run this time."""
+
+    outcomes: list[IngestOutcome] = field(default_factory=list)
+    retrieval: list[RetrievalRow] | None = None
+    hypotheses: list[HypothesisRow] | None = None
+    scores: list[ScoreRow] | None = None
+    failed: dict[str, str] = field(default_factory=dict)  # question id -> first error
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    run_id: str
+    run_dir: Path
+    summary: dict[str, Any]
+    markdown: str
+    failed: list[str]
+
+
+def _prompt_hashes(settings: Settings) -> dict[str, Any]:
+    hashes: dict[str, Any] = {}
+    if "answer" in settings.stages:
+        qa = load_qa_prompts(settings.qa.prompts_dir)
+        hashes["qa"] = {"version": qa.version, "sha256": qa.hashes}
+    if "judge" in settings.stages:
+        judge = load_prompt_set(settings.judge.prompts_dir)
+        hashes["judge"] = {"version": judge.version, "sha256": judge.hashes}
+    return hashes
+
+
+def write_run(
+    plan: RunPlan,
+    settings: Settings,
+    prepared: PreparedDataset,
+    refs: list[QuestionRef],
+    results: RunResults,
+    started_at: datetime,
+) -> RunReport:
+    run_dir, run_id = plan.run_dir, plan.run_id
+    records = [record for outcome in results.outcomes for record in outcome.sessions]
+    if results.retrieval is not None:
+        write_parquet(run_dir / "retrieval.parquet", retrieval_table(run_id, results.retrieval))
+    retrieval = (
+        results.retrieval
+        if results.retrieval is not None
+        else read_retrieval(run_dir / "retrieval.parquet")
+    )
+    if records:
+        write_parquet(run_dir / "ingest.parquet", ingest_table(run_id, records))
+    summary = summarize_retrieval(retrieval)
+    summary["ingestion"] = ingest_totals(records)
+    title = f"lme-bench run {run_id} (search: {search_label(settings)})"
+    markdown = summary_markdown(summary, title) + "\n" + totals_markdown(summary["ingestion"])
+    if results.hypotheses is not None:
+        write_parquet(run_dir / "hypotheses.parquet", hypotheses_table(run_id, results.hypotheses))
+    if results.scores is not None:
+        hypotheses = results.hypotheses or []
+        ingested = {o.question_id for o in results.outcomes}
+        attribute_all(results.scores, hypotheses, ingested)
+        write_parquet(run_dir / "scores.parquet", scores_table(run_id, results.scores))
+        summary["qa"] = qa_summary(results.scores, hypotheses, settings.prices)
+        markdown += "\n" + qa_markdown(summary["qa"])
+        export_official(run_dir, hypotheses, results.scores)
+    for row in results.retrieval or []:
+        if row.status != "ok":
+            results.failed.setdefault(row.question_id, row.error or "")
+    failed = sorted(results.failed)
+    if "report" in settings.stages:
+        write_text_atomically(run_dir / "summary.md", markdown)
+        write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    manifest = build_manifest(
+        run_id=run_id,
+        stages=list(settings.stages),
+        dataset={
+            "path": prepared.path,
+            "sha256": prepared.sha256,
+            "release": describe_release(prepared.sha256, Path(prepared.path), bundled_sample()),
+            "questions": len(refs),
+        },
+        question_ids=[r.question_id for r in refs],
+        failed_question_ids=failed,
+        errors={q: results.failed[q] for q in failed},
+        ingestion={
+            "mode": settings.ingest.mode,
+            "agent_model": settings.models.agent if settings.ingest.mode != "raw" else None,
+            "entries": sum(o.entries for o in results.outcomes),
+            **summary["ingestion"],
+        },
+        models={
+            "agent": settings.models.agent,
+            "qa": settings.models.qa,
+            "judge": settings.models.judge,
+            "second_judge": settings.judge.second_model,
+        },
+        prompts=_prompt_hashes(settings),
+        memories={o.question_id: o.memory_id for o in results.outcomes},
+        search=search_description(settings),
+        config=settings.redacted(),
+        started_at=started_at.isoformat(),
+        finished_at=datetime.now(UTC).isoformat(),
+    )
+    write_manifest(run_dir / "manifest.json", manifest)
+    return RunReport(run_id, run_dir, summary, markdown, failed)
