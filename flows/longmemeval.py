@@ -24,6 +24,13 @@ from lme_bench.results.summary import summary_table
 from tasks import benchmark as tasks
 
 
+def run_longmemeval(request: RunRequest, concurrency: int) -> dict[str, Any]:
+    """Run the flow here, `concurrency` questions in flight (what `lme-bench run` calls)."""
+    runner: Any = ThreadPoolTaskRunner(max_workers=concurrency)
+    result: dict[str, Any] = longmemeval.with_options(task_runner=runner)(request)
+    return result
+
+
 class RunFailures(RuntimeError):
     """Raised after the results are written when some questions failed."""
 

@@ -172,13 +172,8 @@ def _run(args: argparse.Namespace) -> int:
         os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
     # The flow lives outside the core package, which never imports Prefect.
     flow_module: Any = importlib.import_module("flows.longmemeval")
-    from prefect.task_runners import ThreadPoolTaskRunner
-
-    flow = flow_module.longmemeval.with_options(
-        task_runner=ThreadPoolTaskRunner(max_workers=settings.run.concurrency)
-    )
     try:
-        result = flow(request)
+        result = flow_module.run_longmemeval(request, settings.run.concurrency)
     except flow_module.RunFailures as exc:
         print(f"lme-bench: {exc}", file=sys.stderr)
         summary = plan.run_dir / "summary.md"
