@@ -9,9 +9,16 @@ from __future__ import annotations
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -166,12 +173,22 @@ class ProviderSettings(_Section):
     region: str | None = Field(default=None, description="bedrock: AWS region")
 
 
+OFFICIAL_JUDGE = "openai:gpt-4o-2024-08-06"
+
+
+def _none_means_unset(value: Any) -> Any:
+    return None if isinstance(value, str) and value.strip().lower() in ("", "none") else value
+
+
 class ModelsSettings(_Section):
     """Models by role, as "provider:model" strings; unset roles are not used."""
 
     agent: str | None = None
     qa: str | None = None
-    judge: str | None = None
+    judge: Annotated[str | None, BeforeValidator(_none_means_unset)] = Field(
+        default=OFFICIAL_JUDGE,
+        description='the official judge by default; "none" scores with the no-LLM fallback only',
+    )
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     seed: int | None = None
     max_tokens: int | None = Field(default=None, ge=1)

@@ -1,6 +1,7 @@
 """The benchmark's steps as plain functions; Prefect tasks in tasks/ call exactly these.
 
-plan_run -> prepare_questions -> (per question) ingest_question -> evaluate_question -> write_run
+plan_run -> prepare_questions -> per question: ingest_question -> evaluate_question /
+answer_question -> judge_question; then lme_bench.report.write_run
 """
 
 from __future__ import annotations

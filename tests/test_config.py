@@ -66,3 +66,28 @@ def test_unknown_environment_key_is_rejected(monkeypatch: pytest.MonkeyPatch) ->
 def test_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such config file"):
         load_settings(tmp_path / "absent.toml")
+
+
+def test_judge_defaults_to_the_official_model_and_none_opts_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lme_bench.pipeline import plan_run
+    from lme_bench.providers.errors import ProviderConfigError
+
+    assert load_settings(None).models.judge == "openai:gpt-4o-2024-08-06"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    needs_judge = load_settings(
+        None, **{"models.qa": "fake:quote-memory", "run.results_dir": str(tmp_path)}
+    )
+    with pytest.raises(ProviderConfigError, match="judge = 'openai:gpt-4o-2024-08-06'"):
+        plan_run(needs_judge)
+    fallback_only = load_settings(
+        None,
+        **{
+            "models.qa": "fake:quote-memory",
+            "models.judge": "none",
+            "run.results_dir": str(tmp_path),
+        },
+    )
+    assert fallback_only.models.judge is None
+    plan_run(fallback_only)  # no model problem: the fallback needs no key

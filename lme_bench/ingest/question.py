@@ -14,7 +14,7 @@ from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.raw import ingest_raw
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.memory.factory import memory_title, open_backend, vault_title
-from lme_bench.providers.factory import check_models, model_for
+from lme_bench.providers.factory import check_models, model_for, parse_model, problems
 
 
 class MissingMemoryError(ValueError):
@@ -47,6 +47,12 @@ def check_run_models(settings: Settings) -> None:
 
         raise ProviderConfigError("the answer stage needs [models] qa (e.g. 'openai:gpt-4o-mini')")
     check_models(settings, roles=tuple(roles))
+    if "judge" in settings.stages and settings.judge.second_model:
+        found = problems(parse_model("judge", settings.judge.second_model, settings))
+        if found:
+            from lme_bench.providers.errors import ProviderConfigError
+
+            raise ProviderConfigError("[judge] second_model: " + "; ".join(found))
     if "ingest" in settings.stages and settings.ingest.mode != "raw":
         if not settings.models.agent:
             from lme_bench.providers.errors import ProviderConfigError
