@@ -32,6 +32,20 @@ def _question_run_name(stage: str) -> Any:
     return name
 
 
+def _per_question(stage: str) -> dict[str, Any]:
+    """Options of a per-question task: readable run names, a stage tag, no result cache, and
+    retries (with backoff and jitter) on transient faults only."""
+    return {
+        "tags": [stage],
+        "task_run_name": _question_run_name(stage),
+        "cache_policy": NO_CACHE,
+        "retries": 2,
+        "retry_delay_seconds": [2, 10],
+        "retry_jitter_factor": 0.5,
+        "retry_condition_fn": _retry_transient,
+    }
+
+
 @task(name="prepare-questions", cache_policy=NO_CACHE)
 def prepare_questions(
     plan: pipeline.RunPlan, question_ids: list[str] | None, limit: int | None
@@ -39,61 +53,28 @@ def prepare_questions(
     return pipeline.prepare_questions(plan, question_ids, limit)
 
 
-@task(
-    name="ingest",
-    tags=["ingest"],
-    task_run_name=_question_run_name("ingest"),
-    cache_policy=NO_CACHE,
-    retries=2,
-    retry_delay_seconds=[2, 10],
-    retry_jitter_factor=0.5,
-    retry_condition_fn=_retry_transient,
-)
+@task(name="ingest", **_per_question("ingest"))
 async def ingest_question(
     ref: QuestionRef, settings: Settings, run_id: str
 ) -> pipeline.IngestOutcome:
     return await pipeline.ingest_question(ref, settings, run_id)
 
 
-@task(
-    name="evaluate-retrieval",
-    tags=["retrieval"],
-    task_run_name=_question_run_name("retrieval"),
-    cache_policy=NO_CACHE,
-    retries=2,
-    retry_delay_seconds=[2, 10],
-    retry_condition_fn=_retry_transient,
-)
+@task(name="evaluate-retrieval", **_per_question("retrieval"))
 async def evaluate_question(
     ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings
 ) -> list[RetrievalRow]:
     return await pipeline.evaluate_question(ref, outcome, settings)
 
 
-@task(
-    name="answer",
-    tags=["answer"],
-    task_run_name=_question_run_name("answer"),
-    cache_policy=NO_CACHE,
-    retries=2,
-    retry_delay_seconds=[2, 10],
-    retry_condition_fn=_retry_transient,
-)
+@task(name="answer", **_per_question("answer"))
 async def answer_question(
     ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings
 ) -> HypothesisRow:
     return await pipeline.answer_question(ref, outcome.memory_id, settings)
 
 
-@task(
-    name="judge",
-    tags=["judge"],
-    task_run_name=_question_run_name("judge"),
-    cache_policy=NO_CACHE,
-    retries=2,
-    retry_delay_seconds=[2, 10],
-    retry_condition_fn=_retry_transient,
-)
+@task(name="judge", **_per_question("judge"))
 async def judge_question(
     ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings
 ) -> list[ScoreRow]:

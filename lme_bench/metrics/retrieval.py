@@ -120,14 +120,6 @@ def _session_of_turn(turn_id: str) -> str:
     return turn_id.rpartition("_")[0]
 
 
-def sessions_in_first_appearance_order(ranked_turn_ids: Sequence[str]) -> list[str]:
-    """Session ids of the ranked turns, each kept once, in order of first appearance."""
-    ordered: dict[str, None] = {}
-    for turn_id in ranked_turn_ids:
-        ordered.setdefault(_session_of_turn(turn_id), None)
-    return list(ordered)
-
-
 # --------------------------------------------------------------------- arithmetic
 
 _UNROLL = 8

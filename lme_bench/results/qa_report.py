@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -235,7 +234,3 @@ def qa_markdown(summary: dict[str, Any]) -> str:
         "abstention row. Intervals: stratified percentile bootstrap."
     )
     return "\n".join(lines) + "\n"
-
-
-def rows_json(rows: Sequence[Any]) -> list[dict[str, Any]]:
-    return [asdict(r) for r in rows]

@@ -19,7 +19,6 @@ from lme_bench.metrics.retrieval import (
     official_turn_id,
     score_ranking,
     score_turn_ranking_at_session_level,
-    sessions_in_first_appearance_order,
 )
 
 INV_LOG2_3 = 1 / math.log2(3)  # 0.6309297535714575, weight of rank 3
@@ -68,29 +67,6 @@ def test_official_turn_id_noans_rule() -> None:
     # outside answer sessions the id is just session + turn number
     assert official_turn_id("5e2a_1", 2, "assistant", False) == "5e2a_1_2"
     assert official_turn_id("sharegpt_abc", 1, "user", False) == "sharegpt_abc_1"
-
-
-def test_sessions_in_first_appearance_order_with_underscored_ids() -> None:
-    ranked = [
-        "answer_4be1b6b4_2_7",
-        "noans_4be1b6b4_2_8",
-        "answer_4be1b6b4_2_9",
-        "sharegpt_abc_1",
-        "answer_4be1b6b4_2_1",
-        "5e2a_1_3",
-    ]
-    assert sessions_in_first_appearance_order(ranked) == [
-        "answer_4be1b6b4_2",
-        "noans_4be1b6b4_2",
-        "sharegpt_abc",
-        "5e2a_1",
-    ]
-    assert sessions_in_first_appearance_order([]) == []
-    # like the official stripping, an id without "_" maps to the empty string
-    assert sessions_in_first_appearance_order(["plain"]) == [""]
-
-
-# ---------------------------------------------------------------------- score_ranking by hand
 
 
 def test_perfect_ranking() -> None:
