@@ -1,131 +1,149 @@
-"""The `longmemeval` flow: prepare questions, then per question ingest → retrieval / answer →
-judge (each question moves on as soon as its previous stage is done), then the report.
+"""The `longmemeval` flow: prepare questions, locate their memories, then per question
+ingest → retrieval / answer → judge (each question moves on as soon as its previous stage is
+done, each stage within its limit), then the report and its artifacts.
 
 It only sequences tasks; all work lives in the core package. Runs with no server to start
-(Prefect's ephemeral mode) or against a Prefect server / deployment.
+(Prefect's ephemeral mode) or against a Prefect server / deployment. With `shards` > 1 it
+splits the questions into child flow runs of a deployment (flows/scale_out.py).
 """
 
 from __future__ import annotations
 
-import traceback
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from prefect import flow, unmapped
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
-from prefect.futures import PrefectFuture, wait
+from prefect import flow, tags
+from prefect.futures import PrefectFuture
+from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from lme_bench import pipeline
-from lme_bench.report import RunResults
+from flows import artifacts, schedule
+from lme_bench import cache_keys, pipeline
+from lme_bench.collect import Done, Job, RunCollector
+from lme_bench.config import Settings
+from lme_bench.dataset.shards import QuestionRef
 from lme_bench.request import RunRequest
 from lme_bench.results.readback import read_hypotheses
-from lme_bench.results.summary import summary_table
+from lme_bench.results.rerun import failed_question_ids, merge_previous
 from tasks import benchmark as tasks
+from tasks.storage import result_storage
 
-
-def run_longmemeval(request: RunRequest, concurrency: int) -> dict[str, Any]:
-    """Run the flow here, `concurrency` questions in flight (what `lme-bench run` calls)."""
-    runner: Any = ThreadPoolTaskRunner(max_workers=concurrency)
-    result: dict[str, Any] = longmemeval.with_options(task_runner=runner)(request)
-    return result
+MAX_THREADS = 128  # the stage limits bound what runs; idle threads cost nothing
 
 
 class RunFailures(RuntimeError):
     """Raised after the results are written when some questions failed."""
 
 
-_DEFAULT_RUNNER: Any = ThreadPoolTaskRunner(max_workers=4)  # `lme-bench run` sets [run] concurrency
+def run_longmemeval(request: RunRequest) -> dict[str, Any]:
+    """Run the flow in this process (what `lme-bench run` calls)."""
+    result: dict[str, Any] = longmemeval(request)
+    return result
 
 
-def _error_text(error: Any) -> str:
-    if isinstance(error, BaseException):
-        return "".join(traceback.format_exception_only(error)).strip()
-    return str(error)
+def _run_name() -> str:
+    request = flow_run.parameters.get("request") or {}
+    if isinstance(request, RunRequest):
+        request = request.model_dump()
+    run_id, config = request.get("run_id") or "new run", request.get("config") or "default config"
+    return f"longmemeval {run_id} [{config}]"
 
 
-def _collect(futures: list[PrefectFuture[Any]], refs: list[Any], results: RunResults) -> list[Any]:
-    """Each future's result, or None with the question's first error recorded."""
-    values: list[Any] = []
-    for ref, future in zip(refs, futures, strict=True):
-        state = future.state
-        if state.is_completed():
-            values.append(future.result())
-            continue
-        error = (
-            _error_text(future.result(raise_on_failure=False))
-            if state.is_final()
-            else "not run: an earlier stage of this question failed"
-        )
-        results.failed.setdefault(ref.question_id, error)
-        values.append(None)
-    return values
+def _stable_run_id() -> str:
+    """A new run's id, the same when Prefect retries this flow run (so its cache holds)."""
+    started = flow_run.get_scheduled_start_time()
+    suffix = (flow_run.get_id() or "")[:8]
+    return f"run-{started.strftime('%Y%m%d-%H%M%S')}" + (f"-{suffix}" if suffix else "")
 
 
-@flow(name="longmemeval", task_runner=_DEFAULT_RUNNER, log_prints=True)
+def _stage_tasks(settings: Settings) -> dict[str, Any]:
+    persist = settings.cache.scope != "off"
+    storage = result_storage(settings) if persist else None
+    found: dict[str, Any] = {
+        "ingest": tasks.ingest_question,
+        "retrieval": tasks.evaluate_question,
+        "answer": tasks.answer_question,
+        "judge": tasks.judge_question,
+    }
+    return {
+        stage: task.with_options(persist_result=persist, result_storage=storage)
+        for stage, task in found.items()
+    }
+
+
+def _run_questions(
+    refs: list[QuestionRef], settings: Settings, scope: str, collector: RunCollector
+) -> None:
+    stage_tasks = _stage_tasks(settings)
+    upstream_name = {"ingest": "location", "judge": "hypothesis"}
+    progress = artifacts.Progress(len(refs))
+
+    def submit(job: Job) -> PrefectFuture[Any]:
+        ref = refs[job.index]
+        task = stage_tasks[job.stage]
+        if job.stage == "ingest" and job.upstream.entries == 0:
+            task = task.with_options(refresh_cache=True)  # memory gone or empty: ingest again
+        with tags(f"type:{ref.question_type}"):
+            arguments = {upstream_name.get(job.stage, "outcome"): job.upstream}
+            future: PrefectFuture[Any] = task.submit(
+                ref=ref, settings=settings, scope=scope, **arguments
+            )
+        return future
+
+    def finished(done: Done) -> list[Job]:
+        follow = collector.finished(done)
+        progress.update(collector.questions_done, len(collector.failed))
+        return follow
+
+    locations = tasks.locate_memories(refs, settings, scope)
+    limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
+    schedule.run_jobs(collector.start(locations), limits, submit, finished)
+    progress.update(collector.questions_done, len(collector.failed), final=True)
+
+
+@flow(
+    name="longmemeval",
+    flow_run_name=_run_name,
+    task_runner=ThreadPoolTaskRunner(max_workers=MAX_THREADS),  # type: ignore[arg-type]
+    log_prints=True,
+)
 def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
     request = request or RunRequest()
+    if request.run_id is None and request.settings().run.id is None:
+        request = request.model_copy(update={"run_id": _stable_run_id()})
+    if request.shards > 1:
+        from flows.scale_out import run_shards
+
+        sharded: dict[str, Any] = run_shards(request)
+        return sharded
     started_at = datetime.now(UTC)
     settings = request.settings()
-    stages = settings.stages
     plan = pipeline.plan_run(settings)
-    prepared, refs = tasks.prepare_questions(plan, request.questions, request.limit)
-    results = RunResults()
+    plan = replace(plan, request=request.model_dump(mode="json", exclude={"failed_only"}))
+    if settings.limits.shared:
+        from tasks.limits import install_shared_limits
 
-    ingested = tasks.ingest_question.map(refs, settings=unmapped(settings), run_id=plan.run_id)
-    evaluated = answered = judged = None
-    if "retrieval" in stages:
-        evaluated = tasks.evaluate_question.map(refs, ingested, settings=unmapped(settings))
-    if "answer" in stages:
-        answered = tasks.answer_question.map(refs, ingested, settings=unmapped(settings))
-    if "judge" in stages:
-        if answered is not None:
-            judged = tasks.judge_question.map(refs, answered, settings=unmapped(settings))
-        else:  # judge the run's existing hypotheses again
-            existing = {
-                h.question_id: h for h in read_hypotheses(plan.run_dir / "hypotheses.parquet")
-            }
-            results.hypotheses = [
-                existing[r.question_id] for r in refs if r.question_id in existing
-            ]
-            kept = [r for r in refs if r.question_id in existing]
-            judged = tasks.judge_question.map(kept, results.hypotheses, settings=unmapped(settings))
-    pending: list[PrefectFuture[Any]] = [
-        f for group in (ingested, evaluated, answered, judged) if group for f in group
-    ]
-    wait(pending)
-
-    results.outcomes = [o for o in _collect(list(ingested), refs, results) if o is not None]
-    if evaluated is not None:
-        rows = _collect(list(evaluated), refs, results)
-        results.retrieval = [
-            row
-            for ref, found in zip(refs, rows, strict=True)
-            for row in (found or pipeline.error_rows(ref, results.failed[ref.question_id]))
-        ]
-    if answered is not None:
-        results.hypotheses = [h for h in _collect(list(answered), refs, results) if h is not None]
-        results.failed.update(
-            {h.question_id: h.error or "" for h in results.hypotheses if h.status != "ok"}
-        )
-    if judged is not None:
-        judged_refs = refs if answered is not None else kept
-        results.scores = [
-            s for rows in _collect(list(judged), judged_refs, results) if rows for s in rows
-        ]
-
+        install_shared_limits(settings)
+    question_ids = request.questions
+    if request.failed_only:
+        question_ids = failed_question_ids(plan.run_dir, request.questions)
+    prepared, refs = tasks.prepare_questions(plan, question_ids, request.limit)
+    existing = None
+    if "judge" in settings.stages and "answer" not in settings.stages:
+        existing = {h.question_id: h for h in read_hypotheses(plan.run_dir / "hypotheses.parquet")}
+    collector = RunCollector(refs, settings.stages, existing)
+    scope = cache_keys.memory_scope(settings, plan.run_id)
+    _run_questions(refs, settings, scope, collector)
+    results = collector.results()
+    if request.failed_only:
+        refs = merge_previous(plan.run_dir, prepared, refs, results)
     report = tasks.write_results(plan, settings, prepared, refs, results, started_at)
-    if "report" in stages:
-        if report.summary["session"]["questions"]:
-            create_table_artifact(
-                table=summary_table(report.summary, "session"),
-                key="retrieval-summary",
-                description=f"Session retrieval of run {plan.run_id}; files in {plan.run_dir}",
-            )
-        create_markdown_artifact(report.markdown, key="run-summary")
+    if "report" in settings.stages:
+        artifacts.publish_report(report)
     if report.failed:
         raise RunFailures(
             f"{len(report.failed)} question(s) failed: {', '.join(report.failed[:20])}; "
-            f"results written to {report.run_dir}"
+            f"results written to {report.run_dir}; `lme-bench rerun {report.run_id}` redoes them"
         )
     return {"run_id": report.run_id, "run_dir": str(report.run_dir), "summary": report.summary}

@@ -12,6 +12,7 @@ from typing import Any
 from lme_bench.compare import CompareError
 from lme_bench.config import ConfigError
 from lme_bench.dataset.errors import DatasetError
+from lme_bench.results.run_folder import RerunError
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
@@ -42,6 +43,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--results-dir", type=Path, help="folder that holds run folders")
     run.add_argument("--questions", type=_id_list, help="only these question ids: ID,ID,…")
     run.add_argument("--limit", type=_positive, help="only the first N questions")
+
+    rerun = commands.add_parser(
+        "rerun", help="run a run again: only what failed or changed is redone (task cache)"
+    )
+    rerun.add_argument("run_id", help="the run to rerun (a folder under --results-dir)")
+    rerun.add_argument("--results-dir", type=Path, default=Path("results"))
+    rerun.add_argument(
+        "--failed-only",
+        action="store_true",
+        help="rerun only the questions that failed; the others' rows are kept as they are",
+    )
 
     gen = commands.add_parser("generate", help="write an S- or M-scale LongMemEval-format file")
     gen.add_argument("--scale", choices=("s", "m"), default="s")
@@ -149,7 +161,6 @@ def _memory_serve(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lme_bench.pipeline import plan_run, prepare_questions
     from lme_bench.request import RunRequest
 
     request = RunRequest(
@@ -160,9 +171,39 @@ def _run(args: argparse.Namespace) -> int:
         questions=args.questions,
         limit=args.limit,
     )
+    return _start(request)
+
+
+def _rerun(args: argparse.Namespace) -> int:
+    from lme_bench.request import RunRequest
+    from lme_bench.results.rerun import failed_question_ids
+    from lme_bench.results.run_folder import read_manifest
+
+    run_dir = args.results_dir / args.run_id
+    asked = read_manifest(run_dir).get("request") or {}
+    request = RunRequest.model_validate(
+        asked
+        | {
+            "run_id": args.run_id,
+            "results_dir": str(args.results_dir),
+            "failed_only": args.failed_only,
+            "shards": 1,
+        }
+    )
+    if args.failed_only:
+        failed = failed_question_ids(run_dir, request.questions)
+        print(f"rerunning {len(failed)} failed question(s) of {args.run_id}")
+    return _start(request)
+
+
+def _start(request: Any) -> int:
+    """Check the request's config and data, then run the flow in this process."""
+    from lme_bench.pipeline import plan_run, prepare_questions
+
     settings = request.settings()
     plan = plan_run(settings)
-    prepare_questions(plan, request.questions, request.limit)  # fail fast on bad input
+    if not request.failed_only:  # fail fast on bad input
+        prepare_questions(plan, request.questions, request.limit)
     request = request.model_copy(update={"run_id": plan.run_id})
 
     # Offline by design: no telemetry from the temporary Prefect server, and none of the
@@ -173,7 +214,7 @@ def _run(args: argparse.Namespace) -> int:
     # The flow lives outside the core package, which never imports Prefect.
     flow_module: Any = importlib.import_module("flows.longmemeval")
     try:
-        result = flow_module.run_longmemeval(request, settings.run.concurrency)
+        result = flow_module.run_longmemeval(request)
     except flow_module.RunFailures as exc:
         print(f"lme-bench: {exc}", file=sys.stderr)
         summary = plan.run_dir / "summary.md"
@@ -221,12 +262,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "rerun":
+            return _rerun(args)
         if args.command == "memory":
             return _memory_serve(args)
         if args.command == "compare":
             return _compare(args)
         return _generate(args)
-    except (ConfigError, DatasetError, CompareError) as exc:
+    except (ConfigError, DatasetError, CompareError, RerunError) as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 

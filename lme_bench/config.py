@@ -6,6 +6,7 @@ secrets (API keys) are read only from the environment, never from the TOML file.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
@@ -25,6 +26,8 @@ from pydantic_settings import (
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
+
+from lme_bench.run_config import STAGES, CacheSettings, LimitSettings, RunSettings, Stage
 
 _toml_data: ContextVar[dict[str, Any]] = ContextVar("lme_toml_data", default={})  # noqa: B039
 
@@ -117,21 +120,6 @@ class RetrievalSettings(_Section):
     )
 
 
-Stage = Literal["ingest", "retrieval", "answer", "judge", "report"]
-STAGES: tuple[Stage, ...] = ("ingest", "retrieval", "answer", "judge", "report")
-
-
-class RunSettings(_Section):
-    id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-    results_dir: Path = Path("results")
-    concurrency: int = Field(default=4, ge=1, le=256, description="questions in flight")
-    stages: list[Stage] | None = Field(
-        default=None,
-        description="default: ingest, retrieval, report, plus answer and judge when [models] qa "
-        "is set (judging uses [models] judge, else the no-LLM fallback)",
-    )
-
-
 class QaSettings(_Section):
     """How a question is answered from memory (search limits are recorded with every answer)."""
 
@@ -171,6 +159,16 @@ class ProviderSettings(_Section):
         default=None, description="environment variable holding the API key (never the key)"
     )
     region: str | None = Field(default=None, description="bedrock: AWS region")
+    latency_s: float = Field(default=0.0, ge=0.0, description="fake: seconds per call")
+
+    @model_validator(mode="after")
+    def _latency_only_for_fake(self) -> ProviderSettings:
+        if self.latency_s and self.kind != "fake":
+            raise ValueError(
+                f"latency_s simulates a slow model and is only for kind = 'fake', "
+                f"not kind = {self.kind!r}"
+            )
+        return self
 
 
 OFFICIAL_JUDGE = "openai:gpt-4o-2024-08-06"
@@ -206,6 +204,8 @@ class Settings(BaseSettings):
     dataset: DatasetSettings = DatasetSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     run: RunSettings = RunSettings()
+    cache: CacheSettings = CacheSettings()
+    limits: LimitSettings = LimitSettings()
     qa: QaSettings = QaSettings()
     judge: JudgeSettings = JudgeSettings()
     prices: dict[str, PriceSettings] = Field(
@@ -245,11 +245,31 @@ class Settings(BaseSettings):
         return self.model_dump(mode="json")
 
 
-def _describe(exc: ValidationError, source: str) -> str:
+def _origin(loc: tuple[Any, ...], source: str, explicit: dict[str, Any]) -> str:
+    """Where a bad value came from: an LME_* variable, an explicit override, or the file."""
+    keys = [str(part) for part in loc]
+    env_names = {name.upper() for name in os.environ if name.upper().startswith("LME_")}
+    for n in range(len(keys), 0, -1):  # the variable itself, or one holding its section
+        name = "LME_" + "__".join(keys[:n]).upper()
+        if name in env_names:
+            return f"environment {name}"
+    target: Any = explicit
+    for key in keys:
+        if not isinstance(target, dict) or key not in target:
+            break
+        target = target[key]
+    else:
+        if keys:
+            return "override (command line or run request)"
+    inside = sorted(n for n in env_names if keys and n.startswith("LME_" + "__".join(keys).upper()))
+    return f"{source} with environment {', '.join(inside)}" if inside else source
+
+
+def _describe(exc: ValidationError, source: str, explicit: dict[str, Any]) -> str:
     lines = []
     for error in exc.errors():
         key = ".".join(str(p) for p in error["loc"]) or "(top level)"
-        lines.append(f"{source}: {key}: {error['msg']}")
+        lines.append(f"{_origin(error['loc'], source, explicit)}: {key}: {error['msg']}")
     return "\n".join(lines)
 
 
@@ -268,17 +288,25 @@ def load_settings(path: Path | None, **overrides: Any) -> Settings:
             raise ConfigError(f"{path}: no such config file") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        except OSError as exc:  # a folder, no permission
+            raise ConfigError(f"{path}: cannot read the config file: {exc.strerror}") from None
+    explicit: dict[str, Any] = {}
     try:
-        explicit: dict[str, dict[str, Any]] = {}
         for dotted, value in overrides.items():
-            if value is not None:
-                section, key = dotted.split(".", 1)
-                explicit.setdefault(section, {})[key] = value
+            if value is None:
+                continue
+            *sections, key = dotted.split(".")
+            if not sections or not all(sections) or not key:
+                raise ConfigError(f"override {dotted!r}: expected a dotted key like 'qa.strategy'")
+            target = explicit
+            for section in sections:
+                target = target.setdefault(section, {})
+            target[key] = value
         token = _toml_data.set(data)
         try:
-            settings = Settings(**explicit)  # type: ignore[arg-type]
+            settings = Settings(**explicit)
         finally:
             _toml_data.reset(token)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, f"{source} (or LME_* environment)")) from None
+        raise ConfigError(_describe(exc, source, explicit)) from None
     return settings

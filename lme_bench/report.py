@@ -100,6 +100,7 @@ def write_run(
         write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     manifest = build_manifest(
         run_id=run_id,
+        request=plan.request,
         stages=list(settings.stages),
         dataset={
             "path": prepared.path,
@@ -124,6 +125,7 @@ def write_run(
         },
         prompts=_prompt_hashes(settings),
         memories={o.question_id: o.memory_id for o in results.outcomes},
+        memory_entries={o.question_id: o.entries for o in results.outcomes},
         search=search_description(settings),
         config=settings.redacted(),
         started_at=started_at.isoformat(),

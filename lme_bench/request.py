@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lme_bench.config import Settings, load_settings
+from lme_bench.run_config import Stage
 
 
 class RunRequest(BaseModel):
@@ -16,17 +18,35 @@ class RunRequest(BaseModel):
 
     config: str = Field(default="configs/default.toml", description="TOML run config")
     dataset: str | None = Field(default=None, description="LongMemEval JSON file")
-    run_id: str | None = Field(default=None, description="reuse an id to continue a run")
+    run_id: str | None = Field(
+        default=None, description="reuse a run id to continue or rerun it; default: a new one"
+    )
     results_dir: str | None = Field(default=None, description="folder of run folders")
     questions: list[str] | None = Field(default=None, description="only these question ids")
     limit: int | None = Field(default=None, ge=1, description="only the first N questions")
+    stages: list[Stage] | None = Field(
+        default=None, description="ingest, retrieval, answer, judge, report; default: config"
+    )
+    overrides: dict[str, Any] = Field(
+        default_factory=dict,
+        description='dotted config keys, e.g. {"qa.strategy": "two-pass", "limits.ingest": 4}',
+    )
+    failed_only: bool = Field(
+        default=False, description="rerun only the questions that failed in this run id"
+    )
+    shards: int = Field(
+        default=1, ge=1, le=64, description="split the questions into this many child flow runs"
+    )
+    shard_deployment: str | None = Field(
+        default=None, description="deployment that runs each shard, e.g. longmemeval/shard"
+    )
 
     def settings(self) -> Settings:
-        return load_settings(
-            Path(self.config),
-            **{
-                "dataset.path": self.dataset,
-                "run.id": self.run_id,
-                "run.results_dir": self.results_dir,
-            },
-        )
+        explicit: dict[str, Any] = dict(self.overrides)
+        explicit |= {
+            "dataset.path": self.dataset,
+            "run.id": self.run_id,
+            "run.results_dir": self.results_dir,
+            "run.stages": self.stages,
+        }
+        return load_settings(Path(self.config), **explicit)

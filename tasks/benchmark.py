@@ -1,21 +1,37 @@
-"""Prefect tasks of the benchmark: each one calls one core function (lme_bench.pipeline)."""
+"""Prefect tasks of the benchmark: each one calls one core function (lme_bench.pipeline).
+
+Per-question tasks persist their results under cache keys from lme_bench.cache_keys, so a
+rerun of a run (or `prefect flow-run retry`) redoes only what failed or changed. A stage that
+ends with failure rows raises StageFailed: the task fails, is not cached, and the flow still
+gets the rows from the exception.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Any
 
 from prefect import Task, task
-from prefect.cache_policies import NO_CACHE
+from prefect.cache_policies import NO_CACHE, CachePolicy
 from prefect.client.schemas.objects import State, TaskRun
+from prefect.context import TaskRunContext
 from prefect.runtime import task_run
 
-from lme_bench import pipeline, report
+from lme_bench import cache_keys, pipeline, report
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
+from lme_bench.ingest.question import MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval import RetrievalRow
 from lme_bench.transient import is_transient
+
+_UPSTREAM = {
+    "ingest": "location",
+    "retrieval": "outcome",
+    "answer": "outcome",
+    "judge": "hypothesis",
+}
 
 
 def _retry_transient(task: Task[Any, Any], run: TaskRun, state: State[Any]) -> bool:
@@ -32,13 +48,29 @@ def _question_run_name(stage: str) -> Any:
     return name
 
 
+def stage_cache(stage: str) -> CachePolicy:
+    """The cache policy of a per-question stage (keys from lme_bench.cache_keys)."""
+
+    def key(context: TaskRunContext, parameters: dict[str, Any]) -> str | None:
+        settings: Settings = parameters["settings"]
+        if stage == "ingest" and "ingest" not in settings.stages:
+            return None  # only looks the memory up: nothing worth keeping
+        upstream = parameters[_UPSTREAM[stage]]
+        return cache_keys.stage_key(
+            stage, parameters["ref"], settings, parameters["scope"], upstream
+        )
+
+    return CachePolicy.from_cache_key_fn(key)
+
+
 def _per_question(stage: str) -> dict[str, Any]:
-    """Options of a per-question task: readable run names, a stage tag, no result cache, and
+    """Options of a per-question task: readable run names, a stage tag, cached results, and
     retries (with backoff and jitter) on transient faults only."""
     return {
+        "name": stage,
         "tags": [stage],
         "task_run_name": _question_run_name(stage),
-        "cache_policy": NO_CACHE,
+        "cache_policy": stage_cache(stage),
         "retries": 2,
         "retry_delay_seconds": [2, 10],
         "retry_jitter_factor": 0.5,
@@ -53,32 +85,40 @@ def prepare_questions(
     return pipeline.prepare_questions(plan, question_ids, limit)
 
 
-@task(name="ingest", **_per_question("ingest"))
+@task(name="locate-memories", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5)
+def locate_memories(
+    refs: list[QuestionRef], settings: Settings, scope: str
+) -> dict[str, MemoryLocation]:
+    question_ids = [r.question_id for r in refs]
+    return asyncio.run(pipeline.locate_memories(question_ids, settings, scope))
+
+
+@task(**_per_question("ingest"))
 async def ingest_question(
-    ref: QuestionRef, settings: Settings, run_id: str
+    ref: QuestionRef, settings: Settings, scope: str, location: MemoryLocation
 ) -> pipeline.IngestOutcome:
-    return await pipeline.ingest_question(ref, settings, run_id)
+    return await pipeline.ingest_question(ref, settings, scope, location)
 
 
-@task(name="evaluate-retrieval", **_per_question("retrieval"))
+@task(**_per_question("retrieval"))
 async def evaluate_question(
-    ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings
+    ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings, scope: str
 ) -> list[RetrievalRow]:
     return await pipeline.evaluate_question(ref, outcome, settings)
 
 
-@task(name="answer", **_per_question("answer"))
+@task(**_per_question("answer"))
 async def answer_question(
-    ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings
+    ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings, scope: str
 ) -> HypothesisRow:
-    return await pipeline.answer_question(ref, outcome.memory_id, settings)
+    return pipeline.require_ok(await pipeline.answer_question(ref, outcome.memory_id, settings))
 
 
-@task(name="judge", **_per_question("judge"))
+@task(**_per_question("judge"))
 async def judge_question(
-    ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings
+    ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings, scope: str
 ) -> list[ScoreRow]:
-    return await pipeline.judge_question(ref, hypothesis, settings)
+    return pipeline.require_ok(await pipeline.judge_question(ref, hypothesis, settings))
 
 
 @task(name="write-results", cache_policy=NO_CACHE)

@@ -45,7 +45,7 @@ def test_memory_path_follows_results_dir(tmp_path: Path) -> None:
         ("[run]\nidd = 1\n", "run.idd: Extra inputs are not permitted"),
         ("[nonsense]\nx = 1\n", "nonsense: Extra inputs are not permitted"),
         ('[memory]\nbackend = "redis"\n', "memory.backend"),
-        ("[run]\nconcurrency = -1\n", "run.concurrency"),
+        ("[limits]\ningest = -1\n", "limits.ingest"),
         ('[run]\nid = "../escape"\n', "run.id"),
         ("[run\n", "not valid TOML"),
     ],

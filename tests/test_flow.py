@@ -61,7 +61,7 @@ def test_failed_question_becomes_error_rows_and_fails_the_run(
 ) -> None:
     real = pipeline.ingest_question
 
-    async def flaky(ref: Any, settings: Any, run_id: str) -> Any:
+    async def flaky(ref: Any, settings: Any, run_id: str, location: Any = None) -> Any:
         if ref.index == 0:
             raise ValueError("memory rejected the write")
         return await real(ref, settings, run_id)

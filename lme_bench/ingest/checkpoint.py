@@ -24,6 +24,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     memory_id TEXT NOT NULL, session_key TEXT NOT NULL, mode TEXT NOT NULL,
     state TEXT NOT NULL, entries TEXT, context TEXT, record TEXT NOT NULL,
     PRIMARY KEY (memory_id, session_key, mode));
+CREATE TABLE IF NOT EXISTS ingestions (memory_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL);
 """
 
 
@@ -86,3 +87,14 @@ class Checkpoints:
                 " WHERE memory_id = ? AND session_key = ? AND mode = ?",
                 (json.dumps(record.to_json()), memory_id, record.session_key, record.mode),
             )
+
+    def claim(self, memory_id: str, fingerprint: str, *, empty: bool) -> str | None:
+        """Record which ingestion settings fill a memory (an empty one may change hands);
+        the earlier settings' fingerprint if they differ."""
+        verb = "REPLACE" if empty else "IGNORE"
+        with self._lock, self._db() as db:
+            db.execute(f"INSERT OR {verb} INTO ingestions VALUES (?, ?)", (memory_id, fingerprint))
+            row = db.execute(
+                "SELECT fingerprint FROM ingestions WHERE memory_id = ?", (memory_id,)
+            ).fetchone()
+        return None if row[0] == fingerprint else str(row[0])

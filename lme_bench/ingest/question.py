@@ -13,12 +13,27 @@ from lme_bench.ingest.agent import AgentIngestor
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.raw import ingest_raw
 from lme_bench.ingest.records import SessionRecord
+from lme_bench.limits import provider_limiter
 from lme_bench.memory.factory import memory_title, open_backend, vault_title
 from lme_bench.providers.factory import check_models, model_for, parse_model, problems
 
 
 class MissingMemoryError(ValueError):
     """A later stage found no ingested memory for the question (a permanent error)."""
+
+
+class IngestSettingsChanged(ValueError):
+    """The question's memory was filled with other ingestion settings (a permanent error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryLocation:
+    """Where a question's memory is, found before ingestion (part of its cache key)."""
+
+    question_id: str
+    vault_id: str
+    memory_id: str
+    entries: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,29 +79,69 @@ def check_run_models(settings: Settings) -> None:
         check_models(settings, roles=("agent",))
 
 
-async def ingest_question(ref: QuestionRef, settings: Settings, run_id: str) -> IngestOutcome:
-    """Create the question's memory and feed it every session in date order."""
+async def locate_memories(
+    question_ids: list[str], settings: Settings, run_id: str
+) -> dict[str, MemoryLocation]:
+    """Each question's memory (created empty where there is none) and its entry count: a
+    memory that is gone or empty is ingested again even when the cache holds its ingestion."""
+    backend = open_backend(settings)
+    located: dict[str, MemoryLocation] = {}
+    try:
+        vault_id = await backend.get_or_create_vault(vault_title(settings.memory))
+        for question_id in question_ids:
+            title = memory_title(question_id, run_id)
+            memory_id = await backend.get_or_create_memory(vault_id, title)
+            entries = await backend.count_entries(memory_id)
+            located[question_id] = MemoryLocation(question_id, vault_id, memory_id, entries)
+    finally:
+        await backend.close()
+    return located
+
+
+def _claim(memory_id: str, title: str, empty: bool, settings: Settings) -> None:
+    from lme_bench.cache_keys import ingest_fingerprint
+
+    checkpoints = Checkpoints(settings.run.results_dir / "checkpoints.sqlite")
+    if checkpoints.claim(memory_id, ingest_fingerprint(settings), empty=empty) is not None:
+        raise IngestSettingsChanged(
+            f"memory {title!r} was filled with other [ingest]/[memory]/agent settings; "
+            "use a new run id for new ingestion settings (or [cache] scope = 'shared')"
+        )
+
+
+async def ingest_question(
+    ref: QuestionRef, settings: Settings, run_id: str, location: MemoryLocation | None = None
+) -> IngestOutcome:
+    """Feed the question's memory every session in date order (creating the memory unless
+    `location` names it)."""
     started = time.perf_counter()
     view, _ = make_view(ref.load())
     backend = open_backend(settings)
+    title = memory_title(ref.question_id, run_id)
     try:
-        vault_id = await backend.get_or_create_vault(vault_title(settings.memory))
-        memory_id = await backend.get_or_create_memory(
-            vault_id, memory_title(ref.question_id, run_id)
-        )
+        if location is None:
+            vault_id = await backend.get_or_create_vault(vault_title(settings.memory))
+            memory_id = await backend.get_or_create_memory(vault_id, title)
+        else:
+            vault_id, memory_id = location.vault_id, location.memory_id
+        if "ingest" in settings.stages:
+            _claim(memory_id, title, await backend.count_entries(memory_id) == 0, settings)
         if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
             sessions = []
         elif settings.ingest.mode == "raw":
             sessions = await ingest_raw(ref.question_id, view, backend, vault_id, memory_id)
         else:
-            model, policy, _ = model_for("agent", settings)
+            model, policy, spec = model_for("agent", settings)
             checkpoints = Checkpoints(settings.run.results_dir / "checkpoints.sqlite")
-            ingestor = AgentIngestor(backend, model, settings.ingest, checkpoints, policy)
+            limiter = provider_limiter(settings, spec.provider)
+            ingestor = AgentIngestor(
+                backend, model, settings.ingest, checkpoints, policy, limiter=limiter
+            )
             sessions = await ingestor.ingest(ref.question_id, view, vault_id, memory_id)
         entries = await backend.count_entries(memory_id)
         if not sessions and entries == 0:
             raise MissingMemoryError(
-                f"question {ref.question_id}: memory {memory_title(ref.question_id, run_id)!r} "
+                f"question {ref.question_id}: memory {title!r} "
                 "holds nothing; run the ingest stage for this run first"
             )
     finally:

@@ -7,11 +7,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from lme_bench.ingest.records import SessionRecord
 from lme_bench.metrics.retrieval import METRIC_NAMES
-from lme_bench.results.qa_tables import HypothesisRow
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval import RetrievalRow
 
 _HYPOTHESIS_FIELDS = set(HypothesisRow.__dataclass_fields__)
+_SCORE_FIELDS = set(ScoreRow.__dataclass_fields__)
+_SESSION_FIELDS = set(SessionRecord.__dataclass_fields__)
 
 
 def read_retrieval(path: Path) -> list[RetrievalRow]:
@@ -43,3 +46,24 @@ def read_hypotheses(path: Path) -> list[HypothesisRow]:
         HypothesisRow(**{k: v for k, v in row.items() if k in _HYPOTHESIS_FIELDS})
         for row in pq.read_table(path).to_pylist()
     ]
+
+
+def read_scores(path: Path) -> list[ScoreRow]:
+    if not path.is_file():
+        return []
+    return [
+        ScoreRow(**{k: v for k, v in row.items() if k in _SCORE_FIELDS})
+        for row in pq.read_table(path).to_pylist()
+    ]
+
+
+def read_ingest(path: Path) -> list[SessionRecord]:
+    if not path.is_file():
+        return []
+    records = []
+    for row in pq.read_table(path).to_pylist():
+        fields = {k: v for k, v in row.items() if k in _SESSION_FIELDS}
+        fields["tool_calls"] = dict(row["tool_calls"])
+        fields["memory_calls"] = dict(row["memory_calls"])
+        records.append(SessionRecord(**fields))
+    return records

@@ -1,0 +1,56 @@
+"""The run's artifacts in the Prefect UI: live progress, then tables and the markdown report."""
+
+from __future__ import annotations
+
+import time
+from typing import cast
+from uuid import UUID
+
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
+
+from lme_bench.report import RunReport
+from lme_bench.results.summary import summary_table
+from lme_bench.results.ui_report import qa_table, report_markdown
+
+
+class Progress:
+    """A progress artifact: the share of questions done, updated at most once a second."""
+
+    def __init__(self, total: int, every_s: float = 1.0) -> None:
+        self.total = max(total, 1)
+        self.every_s = every_s
+        self._last = 0.0
+        created = create_progress_artifact(
+            0.0, key="question-progress", description=f"0 of {total} questions done"
+        )
+        self._id = cast(UUID, created)  # a UUID when called from a sync flow
+
+    def update(self, done: int, failed: int, *, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - self._last < self.every_s:
+            return
+        self._last = now
+        text = f"{done} of {self.total} questions done" + (f", {failed} failed" if failed else "")
+        update_progress_artifact(self._id, 100.0 * done / self.total, description=text)
+
+
+def publish_report(report: RunReport) -> None:
+    where = f"run {report.run_id}; files in {report.run_dir}"
+    if report.summary["session"]["questions"]:
+        create_table_artifact(
+            table=summary_table(report.summary, "session"),
+            key="retrieval-summary",
+            description=f"Session retrieval by question type, {where}",
+        )
+    if report.summary.get("qa"):
+        create_table_artifact(
+            table=qa_table(report.summary["qa"]),
+            key="qa-scores",
+            description=f"QA accuracy by question type, {where}",
+        )
+    create_markdown_artifact(report_markdown(report), key="run-summary", description=where)

@@ -1,0 +1,67 @@
+"""Scale-out: a parent flow run splits the questions into shards, each a child flow run of a
+deployment (any worker: process, Docker, Kubernetes), then reports the whole run.
+
+The children persist their task results to the shared cache storage and their memories to
+the shared memory system; the parent then runs the run itself, where every task is a cache hit,
+and writes the report. So results and cache must be on storage every worker reaches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from prefect import get_run_logger
+from prefect.client.schemas.objects import FlowRun
+from prefect.deployments import run_deployment
+from prefect.flow_runs import wait_for_flow_run
+
+from lme_bench import pipeline
+from lme_bench.request import RunRequest
+
+
+def _shards(question_ids: list[str], shards: int) -> list[list[str]]:
+    return [question_ids[i::shards] for i in range(shards) if question_ids[i::shards]]
+
+
+def run_shards(request: RunRequest) -> dict[str, Any]:
+    from flows.longmemeval import longmemeval
+
+    if not request.shard_deployment:
+        raise ValueError("shards > 1 needs shard_deployment, e.g. 'longmemeval/shard'")
+    settings = request.settings()
+    if settings.cache.scope == "off":
+        raise ValueError("scale-out collects the shards' work from the task cache: [cache] is off")
+    plan = pipeline.plan_run(settings)
+    _, refs = pipeline.prepare_questions(plan, request.questions, request.limit)
+    child = request.model_copy(update={"shards": 1, "shard_deployment": None, "limit": None})
+    stages = [s for s in settings.stages if s != "report"]
+    logger = get_run_logger()
+    runs = []
+    for number, ids in enumerate(_shards([r.question_id for r in refs], request.shards), 1):
+        shard = child.model_copy(update={"questions": ids, "stages": stages})
+        runs.append(
+            run_deployment(  # timeout 0: returns at once; every shard runs in parallel
+                request.shard_deployment,
+                parameters={"request": shard.model_dump(mode="json")},
+                flow_run_name=f"{plan.run_id} shard {number}/{request.shards}",
+                timeout=0,
+                as_subflow=True,
+            )
+        )
+    finished = asyncio.run(_wait_all(runs))
+    states = [str(run.state.name) if run.state else "unknown" for run in finished]
+    logger.info("shards finished: %s", ", ".join(states))
+    # Every shard's successes are in the cache now: this run only collects them (and redoes
+    # what a shard failed) and writes the report.
+    whole = child.model_copy(update={"questions": [r.question_id for r in refs]})
+    result: dict[str, Any] = longmemeval(whole)
+    return result
+
+
+async def _wait_all(runs: list[FlowRun]) -> list[FlowRun]:
+    return list(
+        await asyncio.gather(
+            *(wait_for_flow_run(r.id, timeout=None, poll_interval=5) for r in runs)
+        )
+    )

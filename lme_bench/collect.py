@@ -1,0 +1,119 @@
+"""What follows what for one question, and gathering each stage's results into RunResults.
+
+ingest -> retrieval and answer (each when the run has that stage) -> judge. When a stage fails,
+its question records the first error and the stages after it do not run (retrieval still gets
+error rows, so the table has a row for every question).
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.ingest.question import MemoryLocation
+from lme_bench.pipeline import StageFailed, error_rows
+from lme_bench.report import RunResults
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+from lme_bench.retrieval import RetrievalRow
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    stage: str
+    index: int  # the question's position in the run
+    upstream: Any  # what the stage is given: memory location, ingestion, hypothesis
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    job: Job
+    value: Any  # the task's result, or None when it failed
+    error: BaseException | str | None
+
+
+def error_text(error: BaseException | str | None) -> str:
+    if isinstance(error, BaseException):
+        return "".join(traceback.format_exception_only(error)).strip()
+    return str(error or "failed")
+
+
+class RunCollector:
+    """Starts each question at ingest and gathers what every stage returns."""
+
+    def __init__(
+        self,
+        refs: list[QuestionRef],
+        stages: tuple[str, ...],
+        existing_hypotheses: dict[str, HypothesisRow] | None = None,
+    ) -> None:
+        self.refs = refs
+        self.stages = stages
+        self.existing = existing_hypotheses or {}
+        self.failed: dict[str, str] = {}
+        self._outcomes: dict[int, Any] = {}
+        self._retrieval: dict[int, list[RetrievalRow]] = {}
+        self._hypotheses: dict[int, HypothesisRow] = {}
+        self._scores: dict[int, list[ScoreRow]] = {}
+        self._outstanding = [1] * len(refs)  # each question starts with its ingest job
+
+    @property
+    def questions_done(self) -> int:
+        return sum(1 for n in self._outstanding if n == 0)
+
+    def start(self, locations: dict[str, MemoryLocation]) -> list[Job]:
+        return [Job("ingest", i, locations[r.question_id]) for i, r in enumerate(self.refs)]
+
+    def _fail(self, index: int, error: BaseException | str | None) -> None:
+        self.failed.setdefault(self.refs[index].question_id, error_text(error))
+
+    def finished(self, done: Done) -> list[Job]:
+        """Record a finished job; the jobs that follow it."""
+        job, value, index = done.job, done.value, done.job.index
+        ref = self.refs[index]
+        rows: Any = done.error.rows if isinstance(done.error, StageFailed) else None
+        if done.error is not None:
+            self._fail(index, done.error)
+        follow: list[Job] = []
+        if job.stage == "ingest":
+            if value is not None:
+                self._outcomes[index] = value
+                follow = [Job(s, index, value) for s in ("retrieval", "answer") if s in self.stages]
+                if "answer" not in self.stages and "judge" in self.stages:
+                    existing = self.existing.get(ref.question_id)
+                    follow += [Job("judge", index, existing)] if existing else []
+            elif "retrieval" in self.stages:
+                self._retrieval[index] = error_rows(ref, self.failed[ref.question_id])
+        elif job.stage == "retrieval":
+            found = value if value is not None else error_rows(ref, error_text(done.error))
+            self._retrieval[index] = found
+        elif job.stage == "answer":
+            hypothesis = value if value is not None else rows
+            if hypothesis is not None:
+                self._hypotheses[index] = hypothesis
+            if value is not None and "judge" in self.stages:
+                follow = [Job("judge", index, value)]
+        elif job.stage == "judge":
+            scores = value if value is not None else rows
+            if scores is not None:
+                self._scores[index] = scores
+        self._outstanding[index] += len(follow) - 1
+        return follow
+
+    def results(self) -> RunResults:
+        def ordered(found: dict[int, Any]) -> list[Any]:
+            return [found[i] for i in sorted(found)]
+
+        results = RunResults(outcomes=ordered(self._outcomes), failed=self.failed)
+        if "retrieval" in self.stages:
+            results.retrieval = [row for rows in ordered(self._retrieval) for row in rows]
+        if "answer" in self.stages:
+            results.hypotheses = ordered(self._hypotheses)
+        elif "judge" in self.stages:
+            results.hypotheses = [
+                self.existing[r.question_id] for r in self.refs if r.question_id in self.existing
+            ]
+        if "judge" in self.stages:
+            results.scores = [row for rows in ordered(self._scores) for row in rows]
+        return results

@@ -1,0 +1,85 @@
+"""The run report as shown in the Prefect UI: the summary, cost, and links to the result files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lme_bench.report import RunReport
+
+RESULT_FILES = (
+    "summary.md",
+    "summary.json",
+    "manifest.json",
+    "retrieval.parquet",
+    "ingest.parquet",
+    "hypotheses.parquet",
+    "scores.parquet",
+    "hypotheses.jsonl",
+)
+
+
+def qa_table(qa: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per judge and question type (then task-averaged and overall)."""
+    rows = []
+    for judge, found in qa["judges"].items():
+        groups = [
+            *sorted(found["per_type"].items()),
+            ("task-averaged", found["task_averaged"]),
+            ("overall", found["overall"]),
+        ]
+        for name, accuracy in groups:
+            low, high = accuracy.get("ci95") or (None, None)
+            rows.append(
+                {
+                    "judge": judge,
+                    "question_type": name,
+                    "n": accuracy["n"],
+                    "accuracy": accuracy["accuracy"],
+                    "ci95_low": low,
+                    "ci95_high": high,
+                }
+            )
+    return rows
+
+
+def _cost_lines(summary: dict[str, Any]) -> list[str]:
+    qa = summary.get("qa") or {}
+    answers, cost = qa.get("answers"), qa.get("cost")
+    lines = []
+    if answers:
+        lines.append(
+            f"- answering: {answers['llm_calls']} model calls, {answers['input_tokens']} input "
+            f"and {answers['output_tokens']} output tokens"
+        )
+    if cost:
+        lines.append(
+            f"- answering cost: ${cost['answering_total']:.4f} in all, "
+            f"${cost['per_question'] or 0:.5f} per question"
+        )
+    ingestion = summary.get("ingestion") or {}
+    if ingestion.get("llm_calls"):
+        lines.append(f"- ingestion: {ingestion['llm_calls']} model calls")
+    return lines
+
+
+def report_markdown(report: RunReport) -> str:
+    """The run's summary markdown, then cost and links to every file the run wrote."""
+    links = [
+        f"- [{name}]({(report.run_dir / name).resolve().as_uri()})"
+        for name in RESULT_FILES
+        if (report.run_dir / name).is_file()
+    ]
+    parts = [report.markdown.rstrip(), ""]
+    cost = _cost_lines(report.summary)
+    if cost:
+        parts += ["## Cost", "", *cost, ""]
+    if report.failed:
+        parts += [
+            "## Failed questions",
+            "",
+            f"{len(report.failed)}: {', '.join(report.failed[:50])}",
+            f"Rerun them with `lme-bench rerun {report.run_id}` (successes come from the cache).",
+            "",
+        ]
+    parts += ["## Result files", "", f"Folder: `{report.run_dir.resolve()}`", "", *links, ""]
+    return "\n".join(parts)

@@ -1,0 +1,66 @@
+"""Settings of how a run executes: its folder, stages, task cache and concurrency limits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Stage = Literal["ingest", "retrieval", "answer", "judge", "report"]
+STAGES: tuple[Stage, ...] = ("ingest", "retrieval", "answer", "judge", "report")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunSettings(_Section):
+    id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+    results_dir: Path = Path("results")
+    stages: list[Stage] | None = Field(
+        default=None,
+        description="default: ingest, retrieval, report, plus answer and judge when [models] qa "
+        "is set (judging uses [models] judge, else the no-LLM fallback)",
+    )
+
+
+class CacheSettings(_Section):
+    """Task results are persisted and reused: a rerun redoes only what failed or changed."""
+
+    scope: Literal["run", "shared", "off"] = Field(
+        default="run",
+        description="run: reruns of a run id reuse its successes; shared: one ingestion per "
+        "question and memory system, reused across runs (QA/judge sweeps); off: no cache",
+    )
+    storage: str | None = Field(
+        default=None,
+        description="folder or fsspec URL for task results; default <results_dir>/.cache/tasks",
+    )
+
+
+class ProviderLimit(_Section):
+    """Limits on one provider's calls (a name of [providers] or openai / bedrock / fake)."""
+
+    concurrency: int | None = Field(default=None, ge=1, le=1024, description="calls in flight")
+    rpm: float | None = Field(default=None, gt=0, description="requests per minute")
+
+
+class LimitSettings(_Section):
+    """How much runs at once. Stage limits bound the tasks in flight in one flow process;
+    provider limits bound model calls in one process, or across every process when `shared`
+    (through Prefect global concurrency limits, which cost a server round trip per call)."""
+
+    ingest: int = Field(default=8, ge=1, le=256, description="questions ingesting at once")
+    retrieval: int = Field(default=16, ge=1, le=256)
+    answer: int = Field(default=16, ge=1, le=256)
+    judge: int = Field(default=16, ge=1, le=256)
+    shared: bool = Field(
+        default=False, description="provider limits hold across processes (scale-out)"
+    )
+    providers: dict[str, ProviderLimit] = Field(default_factory=dict)
+
+    def for_stage(self, stage: str) -> int:
+        return {"ingest": self.ingest, "retrieval": self.retrieval, "answer": self.answer}.get(
+            stage, self.judge
+        )
