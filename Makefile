@@ -2,7 +2,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-dense run test check bench clean
+.PHONY: install install-dense run test check bench serve deploy faults clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -22,6 +22,14 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/pytest -q
+
+# A Prefect server and a process worker on loopback (Ctrl-C stops both); then `make deploy`.
+serve: $(STAMP)
+	BIN=$(BIN) deployments/serve.sh
+
+deploy: $(STAMP)
+	PREFECT_API_URL=$${PREFECT_API_URL:-http://127.0.0.1:4200/api} LME_BENCH_ROOT=$(CURDIR) \
+		$(BIN)/prefect --no-prompt deploy --all --prefect-file deployments/prefect.yaml
 
 check: $(STAMP)
 	$(BIN)/ruff check .

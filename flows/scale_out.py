@@ -37,18 +37,18 @@ def run_shards(request: RunRequest) -> dict[str, Any]:
     child = request.model_copy(update={"shards": 1, "shard_deployment": None, "limit": None})
     stages = [s for s in settings.stages if s != "report"]
     logger = get_run_logger()
-    runs = []
+    runs: list[FlowRun] = []
     for number, ids in enumerate(_shards([r.question_id for r in refs], request.shards), 1):
         shard = child.model_copy(update={"questions": ids, "stages": stages})
-        runs.append(
-            run_deployment(  # timeout 0: returns at once; every shard runs in parallel
-                request.shard_deployment,
-                parameters={"request": shard.model_dump(mode="json")},
-                flow_run_name=f"{plan.run_id} shard {number}/{request.shards}",
-                timeout=0,
-                as_subflow=True,
-            )
+        # timeout 0: returns at once, so every shard runs in parallel
+        started: Any = run_deployment(
+            request.shard_deployment,
+            parameters={"request": shard.model_dump(mode="json")},
+            flow_run_name=f"{plan.run_id} shard {number}/{request.shards}",
+            timeout=0,
+            as_subflow=True,
         )
+        runs.append(started)
     finished = asyncio.run(_wait_all(runs))
     states = [str(run.state.name) if run.state else "unknown" for run in finished]
     logger.info("shards finished: %s", ", ".join(states))
