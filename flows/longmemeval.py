@@ -47,7 +47,8 @@ def _run_name() -> str:
     if isinstance(request, RunRequest):
         request = request.model_dump()
     run_id, config = request.get("run_id") or "new run", request.get("config") or "default config"
-    return f"longmemeval {run_id} [{config}]"
+    label = f" {request['label']}" if request.get("label") else ""
+    return f"longmemeval {run_id}{label} [{config}]"
 
 
 def _stable_run_id() -> str:

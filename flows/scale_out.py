@@ -39,7 +39,8 @@ def run_shards(request: RunRequest) -> dict[str, Any]:
     logger = get_run_logger()
     runs: list[FlowRun] = []
     for number, ids in enumerate(_shards([r.question_id for r in refs], request.shards), 1):
-        shard = child.model_copy(update={"questions": ids, "stages": stages})
+        label = f"shard {number}/{request.shards}"
+        shard = child.model_copy(update={"questions": ids, "stages": stages, "label": label})
         # timeout 0: returns at once, so every shard runs in parallel
         started: Any = run_deployment(
             request.shard_deployment,
@@ -54,7 +55,9 @@ def run_shards(request: RunRequest) -> dict[str, Any]:
     logger.info("shards finished: %s", ", ".join(states))
     # Every shard's successes are in the cache now: this run only collects them (and redoes
     # what a shard failed) and writes the report.
-    whole = child.model_copy(update={"questions": [r.question_id for r in refs]})
+    whole = child.model_copy(
+        update={"questions": [r.question_id for r in refs], "label": "collecting the shards"}
+    )
     result: dict[str, Any] = longmemeval(whole)
     return result
 

@@ -40,6 +40,7 @@ class RunRequest(BaseModel):
     shard_deployment: str | None = Field(
         default=None, description="deployment that runs each shard, e.g. longmemeval/shard"
     )
+    label: str | None = Field(default=None, description="added to the flow run's name")
 
     def settings(self) -> Settings:
         explicit: dict[str, Any] = dict(self.overrides)

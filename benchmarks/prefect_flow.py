@@ -1,0 +1,151 @@
+"""The Prefect flow's own cost: concurrency efficiency at simulated model latency, a cached
+rerun against the first run, and overhead per task and per question.
+
+    python benchmarks/prefect_flow.py --questions 64 --latency 0.2 --concurrency 16
+
+On generated S-scale data, with the scripted fake models slowed to --latency seconds a call
+(a [providers.slow] of kind "fake"), against one local Prefect server:
+  1. the first run: context-only ingestion, answers and judging, all through the slow model;
+  2. a rerun of the same run id: every task comes from the cache;
+  3. answering and judging again after a QA setting changed (ingestion cached): their span
+     (first answer start to last judge end, from the task runs) against the ideal
+     calls x latency / concurrency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+import pyarrow.parquet as pq  # noqa: E402
+
+from lme_bench.dataset.generate import generate_dataset  # noqa: E402
+
+CONFIG = """
+[providers.slow]
+kind = "fake"
+latency_s = {latency}
+
+[limits]
+ingest = {ingest}
+answer = {concurrency}
+judge = {concurrency}
+
+[limits.providers.slow]
+concurrency = {concurrency}
+
+[ingest]
+mode = "context-only"
+
+[models]
+agent = "slow:note-taker"
+qa = "slow:quote-memory"
+judge = "slow:match-judge"
+
+[judge]
+fallback = false
+"""
+
+
+def _run(config: Path, data: Path, results: Path, **overrides: Any) -> tuple[float, str]:
+    from flows.longmemeval import longmemeval
+    from lme_bench.request import RunRequest
+
+    request = RunRequest(
+        config=str(config),
+        dataset=str(data),
+        results_dir=str(results),
+        run_id="bench",
+        overrides=overrides,
+    )
+    started = time.perf_counter()
+    longmemeval(request)
+    return time.perf_counter() - started, str(results / "bench")
+
+
+def _task_runs(name_prefixes: tuple[str, ...], since: float) -> list[Any]:
+    from datetime import UTC, datetime
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import TaskRunFilter, TaskRunFilterStartTime
+
+    after = datetime.fromtimestamp(since, UTC)
+    runs: list[Any] = []
+    with get_client(sync_client=True) as client:
+        while True:
+            page = client.read_task_runs(
+                task_run_filter=TaskRunFilter(start_time=TaskRunFilterStartTime(after_=after)),
+                limit=200,
+                offset=len(runs),
+            )
+            runs += page
+            if len(page) < 200:
+                break
+    return [r for r in runs if r.name.startswith(name_prefixes) and r.start_time and r.end_time]
+
+
+def _calls(run_dir: str) -> int:
+    hypotheses = pq.read_table(f"{run_dir}/hypotheses.parquet").column("llm_calls").to_pylist()
+    scores = pq.read_table(f"{run_dir}/scores.parquet").column("llm_calls").to_pylist()
+    return int(sum(hypotheses) + sum(scores))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--ingest", type=int, default=8, help="questions ingesting at once")
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "data")
+    args = parser.parse_args()
+
+    data = args.data_dir / f"lme_s_{args.questions}_seed0.json"
+    if not data.exists():
+        generate_dataset(data, n_questions=args.questions, scale="s", seed=0)
+    from prefect.testing.utilities import prefect_test_harness
+
+    with tempfile.TemporaryDirectory(prefix="lme-bench-") as tmp, prefect_test_harness():
+        config = Path(tmp) / "bench.toml"
+        config.write_text(
+            CONFIG.format(latency=args.latency, concurrency=args.concurrency, ingest=args.ingest)
+        )
+        results = Path(tmp) / "results"
+        first_s, run_dir = _run(config, data, results)
+        sessions = pq.read_table(f"{run_dir}/ingest.parquet").num_rows
+        cached_s, _ = _run(config, data, results)
+        marker = time.time()
+        again_s, run_dir = _run(config, data, results, **{"qa.top_ke": 9})
+        spans = _task_runs(("answer ", "judge "), marker)
+        start = min(r.start_time for r in spans)
+        end = max(r.end_time for r in spans)
+        qa_span = (end - start).total_seconds()
+        calls = _calls(run_dir)
+    ideal = calls * args.latency / args.concurrency
+    tasks = args.questions * 4
+    print(f"| questions | {args.questions} ({sessions} sessions) |")
+    print(f"| first run (all stages at {args.latency * 1000:.0f} ms a call) | {first_s:.1f} s |")
+    print(
+        f"| cached rerun | {cached_s:.1f} s = {100 * cached_s / first_s:.1f}% of the first; "
+        f"{1000 * cached_s / tasks:.0f} ms per task, {1000 * cached_s / args.questions:.0f} ms "
+        "per question |"
+    )
+    print(
+        f"| answer + judge again ({calls} calls, concurrency {args.concurrency}) | "
+        f"{qa_span:.2f} s vs ideal {ideal:.2f} s = {qa_span / ideal:.2f}x (whole run "
+        f"{again_s:.1f} s) |"
+    )
+
+
+if __name__ == "__main__":
+    main()
