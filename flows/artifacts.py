@@ -15,7 +15,7 @@ from prefect.artifacts import (
 
 from lme_bench.report import RunReport
 from lme_bench.results.summary import summary_table
-from lme_bench.results.ui_report import qa_table, report_markdown
+from lme_bench.results.ui_report import compare_markdown, qa_table, report_markdown
 
 
 class Progress:
@@ -54,3 +54,22 @@ def publish_report(report: RunReport) -> None:
             description=f"QA accuracy by question type, {where}",
         )
     create_markdown_artifact(report_markdown(report), key="run-summary", description=where)
+
+
+def publish_comparison(baseline: str, report: RunReport) -> None:
+    """Compare the run with `baseline` (a run id in the same results folder), as an artifact;
+    a comparison that cannot be made is reported there, it does not fail the run."""
+    from lme_bench.compare import CompareError, compare_runs
+
+    results_dir = report.run_dir.parent
+    try:
+        output = compare_runs(
+            baseline, report.run_id, results_dir=results_dir, out=report.run_dir / "compare"
+        )
+    except CompareError as exc:
+        text = f"# No comparison with {baseline}\n\n{exc}\n"
+    else:
+        text = compare_markdown(output.markdown, output.paths)
+    create_markdown_artifact(
+        text, key="compare", description=f"run {report.run_id} against {baseline}"
+    )

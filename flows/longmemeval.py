@@ -142,6 +142,8 @@ def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
     report = tasks.write_results(plan, settings, prepared, refs, results, started_at)
     if "report" in settings.stages:
         artifacts.publish_report(report)
+        if request.compare_to:
+            artifacts.publish_comparison(request.compare_to, report)
     if report.failed:
         raise RunFailures(
             f"{len(report.failed)} question(s) failed: {', '.join(report.failed[:20])}; "

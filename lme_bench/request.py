@@ -40,6 +40,9 @@ class RunRequest(BaseModel):
     shard_deployment: str | None = Field(
         default=None, description="deployment that runs each shard, e.g. longmemeval/shard"
     )
+    compare_to: str | None = Field(
+        default=None, description="a run id to compare with (a compare artifact and chart)"
+    )
     label: str | None = Field(default=None, description="added to the flow run's name")
 
     def settings(self) -> Settings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,3 +100,33 @@ def test_every_stage_then_judging_again_over_existing_hypotheses(
     assert any(n.startswith("answer ") for n in names) and any(
         n.startswith("judge ") for n in names
     )
+
+
+def _artifacts_of_last_run(key: str) -> Any:
+    with get_client(sync_client=True) as client:
+        found = [a for a in client.read_artifacts() if a.key == key]
+    return max(found, key=lambda a: a.created)
+
+
+def test_ui_artifacts_progress_scores_links_and_comparison(harness: None, tmp_path: Path) -> None:
+    common = {"config": "configs/full-fake.toml", "results_dir": str(tmp_path), "limit": 5}
+    longmemeval(RunRequest(run_id="base", **common))
+    overrides = {"qa.strategy": "two-pass"}
+    longmemeval(RunRequest(run_id="change", compare_to="base", overrides=overrides, **common))
+
+    progress = _artifacts_of_last_run("question-progress")
+    assert progress.type == "progress" and float(progress.data) == 100.0
+    assert "5 of 5 questions done" in (progress.description or "")
+    scores = _artifacts_of_last_run("qa-scores")
+    rows = scores.data if isinstance(scores.data, list) else json.loads(scores.data)
+    assert {r["question_type"] for r in rows} >= {"overall", "task-averaged"}
+    assert all(0.0 <= (r["accuracy"] or 0.0) <= 1.0 for r in rows)
+    summary = _artifacts_of_last_run("run-summary").data
+    assert "## Result files" in summary
+    assert (tmp_path / "change" / "scores.parquet").resolve().as_uri() in summary
+    comparison = _artifacts_of_last_run("compare").data
+    assert comparison.startswith("![per-type accuracy") and "data:image/png;base64," in comparison
+    assert (tmp_path / "change" / "compare").is_dir()
+    manifest = json.loads((tmp_path / "change" / "manifest.json").read_text())
+    assert manifest["request"]["overrides"] == overrides
+    assert manifest["config"]["qa"]["strategy"] == "two-pass"

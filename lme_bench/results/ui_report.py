@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+from pathlib import Path
 from typing import Any
 
 from lme_bench.report import RunReport
@@ -83,3 +85,16 @@ def report_markdown(report: RunReport) -> str:
         ]
     parts += ["## Result files", "", f"Folder: `{report.run_dir.resolve()}`", "", *links, ""]
     return "\n".join(parts)
+
+
+def compare_markdown(markdown: str, paths: list[Path]) -> str:
+    """A comparison for the UI: its chart inline (a data URI, so no file server is needed),
+    the report, and links to its files."""
+    png = next((p for p in paths if p.suffix == ".png"), None)
+    parts = []
+    if png is not None:
+        data = base64.b64encode(png.read_bytes()).decode()
+        parts += [f"![per-type accuracy, both runs](data:image/png;base64,{data})", ""]
+    parts += [markdown.rstrip(), "", "## Files", ""]
+    parts += [f"- [{p.name}]({p.resolve().as_uri()})" for p in paths]
+    return "\n".join(parts) + "\n"
