@@ -133,7 +133,7 @@ def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
     existing = None
     if "judge" in settings.stages and "answer" not in settings.stages:
         existing = {h.question_id: h for h in read_hypotheses(plan.run_dir / "hypotheses.parquet")}
-    collector = RunCollector(refs, settings.stages, existing)
+    collector = RunCollector(refs, settings, existing)
     scope = cache_keys.memory_scope(settings, plan.run_id)
     _run_questions(refs, settings, scope, collector)
     results = collector.results()

@@ -1,8 +1,8 @@
 """What follows what for one question, and gathering each stage's results into RunResults.
 
 ingest -> retrieval and answer (each when the run has that stage) -> judge. When a stage fails,
-its question records the first error and the stages after it do not run (retrieval still gets
-error rows, so the table has a row for every question).
+its question records the first error and the stages after it do not run; the retrieval and
+hypotheses tables still get an error row, so they have a row for every question.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from lme_bench.config import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import MemoryLocation
 from lme_bench.pipeline import StageFailed, error_rows
+from lme_bench.qa.stage import unanswered_row
 from lme_bench.report import RunResults
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval import RetrievalRow
@@ -45,11 +47,12 @@ class RunCollector:
     def __init__(
         self,
         refs: list[QuestionRef],
-        stages: tuple[str, ...],
+        settings: Settings,
         existing_hypotheses: dict[str, HypothesisRow] | None = None,
     ) -> None:
         self.refs = refs
-        self.stages = stages
+        self.settings = settings
+        self.stages = settings.stages
         self.existing = existing_hypotheses or {}
         self.failed: dict[str, str] = {}
         self._outcomes: dict[int, Any] = {}
@@ -83,15 +86,21 @@ class RunCollector:
                 if "answer" not in self.stages and "judge" in self.stages:
                     existing = self.existing.get(ref.question_id)
                     follow += [Job("judge", index, existing)] if existing else []
-            elif "retrieval" in self.stages:
-                self._retrieval[index] = error_rows(ref, self.failed[ref.question_id])
+            else:
+                error = self.failed[ref.question_id]
+                if "retrieval" in self.stages:
+                    self._retrieval[index] = error_rows(ref, error)
+                if "answer" in self.stages:
+                    self._hypotheses[index] = unanswered_row(
+                        ref, self.settings, f"not answered: ingestion failed: {error}"
+                    )
         elif job.stage == "retrieval":
             found = value if value is not None else error_rows(ref, error_text(done.error))
             self._retrieval[index] = found
         elif job.stage == "answer":
-            hypothesis = value if value is not None else rows
-            if hypothesis is not None:
-                self._hypotheses[index] = hypothesis
+            if value is None and rows is None:
+                rows = unanswered_row(ref, self.settings, error_text(done.error))
+            self._hypotheses[index] = value if value is not None else rows
             if value is not None and "judge" in self.stages:
                 follow = [Job("judge", index, value)]
         elif job.stage == "judge":

@@ -21,6 +21,7 @@ from lme_bench.config import IngestSettings
 from lme_bench.dataset.views import QuestionView, SessionView
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.records import SessionRecord
+from lme_bench.limits import Limiter
 from lme_bench.memory.base import MemoryBackend
 from lme_bench.memory.tool_results import default_prompts
 from lme_bench.memory.types import NewEntry
@@ -38,11 +39,13 @@ class AgentIngestor:
         settings: IngestSettings,
         checkpoints: Checkpoints,
         policy: RetryPolicy,
+        limiter: Limiter | None = None,
     ) -> None:
         self.backend = backend
         self.settings = settings
         self.checkpoints = checkpoints
         self.policy = policy
+        self.limiter = limiter
         tools = AGENTIC_TOOLS if settings.mode == "agentic" else CONTEXT_TOOLS
         self.model: Any = model.bind_tools(tools)
 
@@ -106,7 +109,7 @@ class AgentIngestor:
         calls: Counter[str] = Counter()
         prior, start_context = await self._bootstrap(vault_id, memory_id, calls)
         account = CallAccount()
-        model = CountedModel(self.model, self.policy, account)
+        model = CountedModel(self.model, self.policy, account, self.limiter)
         run = await SessionAgent(model, prompts, self.settings, session, start_context).run()
         writes = run.writes
         context = writes.context if writes.context and writes.context != prior else None

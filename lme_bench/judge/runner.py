@@ -12,6 +12,7 @@ from langchain_core.messages import HumanMessage
 from lme_bench.judge.fallback import FALLBACK_JUDGE, fallback_verdict
 from lme_bench.judge.prompts import PromptSet
 from lme_bench.judge.verdict import read_verdict
+from lme_bench.limits import Limiter
 from lme_bench.providers.calls import CallAccount, CountedModel, text_of
 from lme_bench.providers.retry import RetryPolicy
 from lme_bench.results.qa_tables import ScoreRow
@@ -19,12 +20,18 @@ from lme_bench.results.qa_tables import ScoreRow
 
 class LlmJudge:
     def __init__(
-        self, name: str, model: BaseChatModel, prompts: PromptSet, policy: RetryPolicy
+        self,
+        name: str,
+        model: BaseChatModel,
+        prompts: PromptSet,
+        policy: RetryPolicy,
+        limiter: Limiter | None = None,
     ) -> None:
         self.name = name
         self.model = model
         self.prompts = prompts
         self.policy = policy
+        self.limiter = limiter
 
     async def judge(
         self,
@@ -39,7 +46,7 @@ class LlmJudge:
     ) -> ScoreRow:
         prompt = self.prompts.for_question(question_id, question_type)
         account = CallAccount()
-        counted = CountedModel(self.model, self.policy, account)
+        counted = CountedModel(self.model, self.policy, account, self.limiter)
         started = time.perf_counter()
         error = None
         try:

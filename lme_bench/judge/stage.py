@@ -8,6 +8,7 @@ from lme_bench.config import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.prompts import load_prompt_set
 from lme_bench.judge.runner import LlmJudge, fallback_row
+from lme_bench.limits import provider_limiter
 from lme_bench.providers.factory import build_chat_model, parse_model, retry_policy
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
@@ -23,7 +24,9 @@ def judges(settings: Settings) -> list[LlmJudge]:
         if text:
             spec = parse_model(role, text, settings)
             model = build_chat_model(spec, models)
-            found.append(LlmJudge(spec.label, model, prompts, retry_policy(spec, settings.models)))
+            policy = retry_policy(spec, settings.models)
+            limiter = provider_limiter(settings, spec.provider)
+            found.append(LlmJudge(spec.label, model, prompts, policy, limiter))
     return found
 
 

@@ -1,4 +1,6 @@
-"""One place every model call goes through: retries, and an account of calls, tokens, time."""
+"""One place every model call goes through: retries, the provider's limits, and an account of
+calls, tokens, time. Each attempt (retries included) takes a limiter slot, since the provider
+sees every attempt; no slot is held while waiting out a retry's backoff."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable
 
+from lme_bench.limits import Limiter
 from lme_bench.providers.retry import RetryCount, RetryPolicy, call_with_retry
 
 
@@ -31,22 +34,31 @@ class CallAccount:
 
 
 class CountedModel:
-    """A chat model (or one with tools bound) called with retries, every call accounted."""
+    """A chat model (or one with tools bound) called with retries within the provider's limits
+    (`limiter`, see lme_bench.limits.provider_limiter), every call accounted."""
 
     def __init__(
         self,
         model: BaseChatModel | Runnable[Any, Any],
         policy: RetryPolicy | None = None,
         account: CallAccount | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         self.model = model
         self.policy = policy or RetryPolicy()
         self.account = account or CallAccount()
+        self.limiter = limiter
+
+    async def _attempt(self, messages: list[BaseMessage]) -> Any:
+        if self.limiter is None:
+            return await self.model.ainvoke(messages)
+        async with self.limiter.slot():
+            return await self.model.ainvoke(messages)
 
     async def ainvoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
         started = time.perf_counter()
         reply = await call_with_retry(
-            lambda: self.model.ainvoke(list(messages)), self.policy, count=self.account.retries
+            lambda: self._attempt(list(messages)), self.policy, count=self.account.retries
         )
         if not isinstance(reply, AIMessage):
             raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")

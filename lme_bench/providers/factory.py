@@ -2,7 +2,8 @@
 
     openai:gpt-4o-2024-08-06        OpenAI (OPENAI_API_KEY; OPENAI_BASE_URL honoured)
     bedrock:anthropic.claude-…      AWS Bedrock Converse (region from config, AWS default chain)
-    fake:echo                       the scripted fake shipped in the package
+    fake:echo                       the scripted fake shipped in the package (a [providers]
+                                    name of kind "fake" may add latency_s per call)
     <name>:<model>                  a provider named in [providers.<name>], e.g. a local
                                     OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio)
 
@@ -161,7 +162,9 @@ def build_chat_model(spec: ModelSpec, models: ModelsSettings) -> BaseChatModel:
             raise ProviderConfigError(
                 f"[models] {spec.role}: unknown fake model {spec.model!r} ({known})"
             )
-        return ScriptedChatModel(model_name=spec.model, script=[policy])
+        return ScriptedChatModel(
+            model_name=spec.model, script=[policy], latency_s=spec.provider_settings.latency_s
+        )
     if spec.kind in ("openai", "openai-compatible"):
         from langchain_openai import ChatOpenAI
 

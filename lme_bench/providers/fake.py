@@ -2,7 +2,8 @@
 
 Replies come from a script (AIMessages, strings, or functions of the messages), so tests can
 make it emit tool calls. It can simulate latency and throttling, and it counts tokens roughly
-(whitespace words) so accounting works without a tokenizer.
+(whitespace words) so accounting works without a tokenizer. Every call is counted in
+`fake_stats.FAKE_CALLS` (calls in flight, the peak, the total).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from lme_bench.providers.errors import ProviderThrottled
+from lme_bench.providers.fake_stats import FAKE_CALLS
 
 Reply = AIMessage | str | Callable[[list[BaseMessage]], AIMessage | str]
 
@@ -103,9 +105,11 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        if self.latency_s:
-            time.sleep(self.latency_s)
-        return ChatResult(generations=[ChatGeneration(message=self._next_reply(messages, kwargs))])
+        with FAKE_CALLS.track():
+            if self.latency_s:
+                time.sleep(self.latency_s)
+            message = self._next_reply(messages, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _agenerate(
         self,
@@ -114,6 +118,8 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        if self.latency_s:
-            await asyncio.sleep(self.latency_s)
-        return ChatResult(generations=[ChatGeneration(message=self._next_reply(messages, kwargs))])
+        with FAKE_CALLS.track():
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+            message = self._next_reply(messages, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=message)])

@@ -8,10 +8,11 @@ import time
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
+from lme_bench.limits import provider_limiter
 from lme_bench.memory.factory import open_backend
 from lme_bench.metrics.retrieval import is_evidence
 from lme_bench.providers.calls import CallAccount, CountedModel
-from lme_bench.providers.factory import model_for
+from lme_bench.providers.factory import model_for, parse_model
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.qa.strategies import Answerer
 from lme_bench.results.qa_tables import HypothesisRow
@@ -25,21 +26,12 @@ async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) 
     model, policy, spec = model_for("qa", settings)
     prompts = load_qa_prompts(settings.qa.prompts_dir)
     account = CallAccount()
-    row = HypothesisRow(
-        question_id=ref.question_id,
-        question_type=ref.question_type,
-        is_abstention=ref.is_abstention,
-        hypothesis=None,
-        strategy=settings.qa.strategy,
-        qa_model=spec.label,
-        prompt_version=prompts.version,
-        top_ke=settings.qa.top_ke,
-        top_kc=settings.qa.top_kc,
-    )
+    row = unanswered_row(ref, settings)
     started = time.perf_counter()
     backend = open_backend(settings)
     try:
-        answerer = Answerer(backend, CountedModel(model, policy, account), prompts, settings.qa)
+        counted = CountedModel(model, policy, account, provider_limiter(settings, spec.provider))
+        answerer = Answerer(backend, counted, prompts, settings.qa)
         answer = await answerer.answer(view, memory_id)
     except Exception as exc:
         if not _model_fault(exc):
@@ -66,4 +58,24 @@ def _model_fault(error: BaseException) -> bool:
 
     return classify(error)[0] is not None or type(error).__module__.startswith(
         ("openai", "botocore", "langchain")
+    )
+
+
+def unanswered_row(ref: QuestionRef, settings: Settings, error: str | None = None) -> HypothesisRow:
+    """The question's hypothesis row before (or instead of) an answer; with `error`, the row
+    of a question whose answer could not be made."""
+    return HypothesisRow(
+        question_id=ref.question_id,
+        question_type=ref.question_type,
+        is_abstention=ref.is_abstention,
+        hypothesis=None,
+        strategy=settings.qa.strategy,
+        qa_model=parse_model("qa", settings.models.qa or "", settings).label
+        if settings.models.qa
+        else "",
+        prompt_version=load_qa_prompts(settings.qa.prompts_dir).version,
+        top_ke=settings.qa.top_ke,
+        top_kc=settings.qa.top_kc,
+        status="error" if error else "ok",
+        error=error,
     )
