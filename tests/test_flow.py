@@ -130,3 +130,48 @@ def test_ui_artifacts_progress_scores_links_and_comparison(harness: None, tmp_pa
     manifest = json.loads((tmp_path / "change" / "manifest.json").read_text())
     assert manifest["request"]["overrides"] == overrides
     assert manifest["config"]["qa"]["strategy"] == "two-pass"
+
+
+SLOW_MODELS = """
+[providers.slow]
+kind = "fake"
+latency_s = 0.05
+
+[ingest]
+mode = "context-only"
+
+[models]
+agent = "slow:note-taker"
+qa = "slow:quote-memory"
+judge = "slow:match-judge"
+"""
+
+
+@pytest.mark.parametrize(
+    ("limits", "stages", "expected"),
+    [
+        # the provider's limit binds: stages would allow 8 + 8 + 8 calls at once
+        (
+            "[limits]\ningest = 8\nanswer = 8\njudge = 8\n"
+            "[limits.providers.slow]\nconcurrency = 3\n",
+            None,
+            3,
+        ),
+        # the ingest stage's limit binds: 2 questions ingest at once, one call each
+        ("[limits]\ningest = 2\n", ["ingest", "report"], 2),
+    ],
+)
+def test_concurrency_limits_hold_in_a_flow_run(
+    harness: None, tmp_path: Path, limits: str, stages: list[str] | None, expected: int
+) -> None:
+    from lme_bench.providers.fake_stats import FAKE_CALLS
+
+    config = tmp_path / "slow.toml"
+    config.write_text(SLOW_MODELS + limits)
+    FAKE_CALLS.reset()
+    request = RunRequest(
+        config=str(config), results_dir=str(tmp_path), run_id="slow", limit=8, stages=stages
+    )
+    longmemeval(request)
+    assert FAKE_CALLS.total > 8 * expected
+    assert FAKE_CALLS.max_in_flight == expected
