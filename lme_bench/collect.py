@@ -19,6 +19,7 @@ from lme_bench.qa.stage import unanswered_row
 from lme_bench.report import RunResults
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval import RetrievalRow
+from lme_bench.secrets import redact_secrets
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +38,8 @@ class Done:
 
 def error_text(error: BaseException | str | None) -> str:
     if isinstance(error, BaseException):
-        return "".join(traceback.format_exception_only(error)).strip()
-    return str(error or "failed")
+        return redact_secrets("".join(traceback.format_exception_only(error)).strip())
+    return redact_secrets(str(error or "failed"))
 
 
 class RunCollector:

@@ -28,6 +28,7 @@ from lme_bench.qa.stage import answer_question as answer_question
 from lme_bench.results.manifest import package_versions
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval import RetrievalRow, evaluate_retrieval, failed_rows
+from lme_bench.secrets import redact_secrets
 
 
 def bundled_sample() -> Path:
@@ -108,7 +109,8 @@ async def evaluate_question(
 
 def error_rows(ref: QuestionRef, error: BaseException | str) -> list[RetrievalRow]:
     text = error if isinstance(error, str) else "".join(traceback.format_exception_only(error))
-    return failed_rows(ref.question_id, ref.question_type, ref.is_abstention, text.strip())
+    text = redact_secrets(text.strip())
+    return failed_rows(ref.question_id, ref.question_type, ref.is_abstention, text)
 
 
 Rows = TypeVar("Rows", HypothesisRow, list[ScoreRow])

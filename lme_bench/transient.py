@@ -7,6 +7,7 @@ import sqlite3
 from lme_bench.config import ConfigError
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.providers.retry import classify
+from lme_bench.secrets import RedactedError
 
 _PERMANENT = (DatasetError, ConfigError, TypeError, KeyError, AttributeError, NotImplementedError)
 _TRANSIENT = (TimeoutError, ConnectionError, sqlite3.OperationalError)
@@ -15,6 +16,8 @@ _TRANSIENT = (TimeoutError, ConnectionError, sqlite3.OperationalError)
 def is_transient(error: BaseException) -> bool:
     """Worth retrying the whole task: a lost connection, a locked database, or a model provider
     still throttling or failing (5xx, timeout) after the retries made inside the task."""
+    if isinstance(error, RedactedError):
+        return error.transient
     if isinstance(error, _PERMANENT):
         return False
     if isinstance(error, _TRANSIENT):

@@ -9,8 +9,9 @@ gets the rows from the exception.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE, CachePolicy
@@ -24,7 +25,10 @@ from lme_bench.dataset.shards import PreparedDataset, QuestionRef
 from lme_bench.ingest.question import MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval import RetrievalRow
+from lme_bench.secrets import scrubbed
 from lme_bench.transient import is_transient
+
+T = TypeVar("T")
 
 _UPSTREAM = {
     "ingest": "location",
@@ -63,6 +67,18 @@ def stage_cache(stage: str) -> CachePolicy:
     return CachePolicy.from_cache_key_fn(key)
 
 
+async def _scrubbing(work: Awaitable[T], settings: Settings) -> T:
+    """`work`'s result; an error whose text holds a secret is raised again with it masked, so
+    the secret reaches no task state, log or persisted result."""
+    try:
+        return await work
+    except Exception as exc:
+        clean = scrubbed(exc, settings)
+        if clean is exc:
+            raise
+        raise clean from None
+
+
 def _per_question(stage: str) -> dict[str, Any]:
     """Options of a per-question task: readable run names, a stage tag, cached results, and
     retries (with backoff and jitter) on transient faults only."""
@@ -97,28 +113,30 @@ def locate_memories(
 async def ingest_question(
     ref: QuestionRef, settings: Settings, scope: str, location: MemoryLocation
 ) -> pipeline.IngestOutcome:
-    return await pipeline.ingest_question(ref, settings, scope, location)
+    return await _scrubbing(pipeline.ingest_question(ref, settings, scope, location), settings)
 
 
 @task(**_per_question("retrieval"))
 async def evaluate_question(
     ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings, scope: str
 ) -> list[RetrievalRow]:
-    return await pipeline.evaluate_question(ref, outcome, settings)
+    return await _scrubbing(pipeline.evaluate_question(ref, outcome, settings), settings)
 
 
 @task(**_per_question("answer"))
 async def answer_question(
     ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings, scope: str
 ) -> HypothesisRow:
-    return pipeline.require_ok(await pipeline.answer_question(ref, outcome.memory_id, settings))
+    row = await _scrubbing(pipeline.answer_question(ref, outcome.memory_id, settings), settings)
+    return pipeline.require_ok(row)
 
 
 @task(**_per_question("judge"))
 async def judge_question(
     ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings, scope: str
 ) -> list[ScoreRow]:
-    return pipeline.require_ok(await pipeline.judge_question(ref, hypothesis, settings))
+    rows = await _scrubbing(pipeline.judge_question(ref, hypothesis, settings), settings)
+    return pipeline.require_ok(rows)
 
 
 @task(name="write-results", cache_policy=NO_CACHE)

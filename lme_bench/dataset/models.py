@@ -11,7 +11,15 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 QuestionType = Literal[
     "single-session-user",
@@ -23,6 +31,20 @@ QuestionType = Literal[
 ]
 QUESTION_TYPES: tuple[str, ...] = get_args(QuestionType)
 ABSTENTION_SUFFIX = "_abs"
+
+# Official turns are a few KB (the longest ShareGPT answers tens of KB). A turn over this is a
+# broken export or merged file, and would overflow any model's context in agent ingestion:
+# better one error before any work than a run that fails or costs a fortune halfway.
+MAX_TURN_CHARS = 262_144
+
+
+class FieldProblem(ValueError):
+    """A check over the whole question that still belongs to one field (for the error text)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
 
 # "2023/05/30 (Tue) 23:40"; the weekday is informative only and not checked.
 _DATE_RE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\(\w+\))?\s*(\d{1,2}):(\d{2})\s*$")
@@ -64,8 +86,19 @@ class Turn(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     role: Literal["user", "assistant"]
+    # Empty content is accepted, as the official scripts accept it (the files hold noise).
     content: str
     has_answer: bool | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _not_huge(cls, content: str) -> str:
+        if len(content) > MAX_TURN_CHARS:
+            raise ValueError(
+                f"turn of {len(content):,} characters, over the limit of {MAX_TURN_CHARS:,} per"
+                " turn (LongMemEval turns are a few KB; is the file corrupt?)"
+            )
+        return content
 
 
 class Instance(BaseModel):
@@ -80,10 +113,19 @@ class Instance(BaseModel):
     question_date: LongMemEvalDate
     haystack_session_ids: list[str]
     haystack_dates: list[LongMemEvalDate]
+    # A session may be empty (the official S and M files hold a few `[]` sessions), but a
+    # question needs at least one session to remember.
     haystack_sessions: list[list[Turn]] = Field(
         validation_alias=AliasChoices("haystack_sessions", "sessions")
     )
     answer_session_ids: list[str]
+
+    @field_validator("haystack_sessions")
+    @classmethod
+    def _has_sessions(cls, sessions: list[list[Turn]]) -> list[list[Turn]]:
+        if not sessions:
+            raise ValueError("no sessions: a question needs a chat history to remember")
+        return sessions
 
     @model_validator(mode="after")
     def _check_parallel_lists(self) -> Instance:
@@ -94,7 +136,8 @@ class Instance(BaseModel):
         }
         if len(set(lengths.values())) != 1:
             shown = ", ".join(f"{name}={n}" for name, n in lengths.items())
-            raise ValueError(f"parallel haystack lists differ in length ({shown})")
+            odd = next(n for n, v in lengths.items() if v != lengths["haystack_sessions"])
+            raise FieldProblem(odd, f"parallel haystack lists differ in length ({shown})")
         return self
 
     @property

@@ -102,13 +102,23 @@ def prepare_dataset(path: Path, cache_root: Path) -> PreparedDataset:
     """Validate and split `path` (or reuse an earlier split of the same bytes)."""
     path = Path(path)
     if not path.is_file():
-        raise DatasetError(path, "no such file")
-    sha = file_sha256(path)
+        raise DatasetError(path, "not a file" if path.exists() else "no such file")
+    try:
+        sha = file_sha256(path)
+    except OSError as exc:
+        raise DatasetError(path, f"cannot read it: {exc.strerror or exc}") from None
     folder = Path(cache_root) / sha[:24]
     refs = _read_index(folder)
     if refs is None:
         created = _missing_parents(Path(cache_root))
-        Path(cache_root).mkdir(parents=True, exist_ok=True)
+        try:
+            Path(cache_root).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # e.g. the results dir is a file
+            for made in created:
+                shutil.rmtree(made, ignore_errors=True)
+            raise DatasetError(
+                cache_root, f"cannot create the dataset cache folder: {exc.strerror or exc}"
+            ) from None
         tmp = Path(tempfile.mkdtemp(prefix=".split-", dir=cache_root))
         try:
             (tmp / "q").mkdir()

@@ -20,6 +20,8 @@ SUMMARY_LIMIT = 512  # Mycelian's entry summary limit, in characters
 def session_entries(session: SessionView) -> list[NewEntry]:
     entries = []
     for index, turn in enumerate(session.turns):
+        if not turn.content.strip():
+            continue  # nothing to remember (and memory systems refuse an empty summary)
         summary = turn.content
         if len(summary) > SUMMARY_LIMIT:
             summary = summary[: SUMMARY_LIMIT - 1] + "…"

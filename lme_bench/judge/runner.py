@@ -16,6 +16,7 @@ from lme_bench.limits import Limiter
 from lme_bench.providers.calls import CallAccount, CountedModel, text_of
 from lme_bench.providers.retry import RetryPolicy
 from lme_bench.results.qa_tables import ScoreRow
+from lme_bench.secrets import redact_secrets
 
 
 class LlmJudge:
@@ -54,7 +55,7 @@ class LlmJudge:
                 await counted.ainvoke([HumanMessage(prompt.render(question, answer, hypothesis))])
             )
         except Exception as exc:  # a failed call after retries is a judge error, not a miss
-            reply, error = "", f"{type(exc).__name__}: {exc}"
+            reply, error = "", redact_secrets(f"{type(exc).__name__}: {exc}")
         verdict = read_verdict(reply)
         return ScoreRow(
             question_id=question_id,

@@ -17,6 +17,7 @@ from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.qa.strategies import Answerer
 from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.retrieval import corpus_turn_ids, official_rankings
+from lme_bench.secrets import redact_secrets
 
 
 async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) -> HypothesisRow:
@@ -36,7 +37,7 @@ async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) 
     except Exception as exc:
         if not _model_fault(exc):
             raise  # memory or code faults fail the task (and may be retried)
-        row.status, row.error = "error", f"{type(exc).__name__}: {exc}"
+        row.status, row.error = "error", redact_secrets(f"{type(exc).__name__}: {exc}", settings)
     else:
         row.hypothesis = answer.hypothesis
         row.queries, row.searches = answer.queries, answer.searches

@@ -2,7 +2,7 @@
 
 Each request body is recorded. Replies are dicts {"content": str} or {"tool_calls": [(name,
 args)]}, or functions of the request body returning one; a reply {"status": 429,
-"retry_after": "1"} answers with that error instead.
+"retry_after": "1"} answers with that error instead (its text from an optional "message").
 Streaming (`"stream": true`) is answered as server-sent events, chunk by chunk.
 """
 
@@ -65,7 +65,8 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             reply = fake.next_reply(body, {k.lower(): v for k, v in self.headers.items()})
             if reply.get("status", 200) != 200:
-                error = {"error": {"message": "slow down", "type": "rate_limit", "code": None}}
+                message = reply.get("message", "slow down")
+                error = {"error": {"message": message, "type": "rate_limit", "code": None}}
                 self._json(reply["status"], error, {"Retry-After": reply.get("retry_after", "0")})
                 return
             message = _message(reply)
