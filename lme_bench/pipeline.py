@@ -131,8 +131,9 @@ class StageFailed(Exception):
 
 
 def require_ok(rows: Rows) -> Rows:
-    """`rows`, or StageFailed carrying them when any failed."""
+    """`rows`, or StageFailed carrying them when any failed. The fallback judge's own
+    judge-errors (questions it cannot grade, such as preferences) are not failures."""
     items = rows if isinstance(rows, list) else [rows]
-    if any(r.status != "ok" for r in items):
+    if any(r.status != "ok" and getattr(r, "judge_kind", "llm") == "llm" for r in items):
         raise StageFailed(rows)
     return rows

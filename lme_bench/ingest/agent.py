@@ -101,6 +101,11 @@ class AgentIngestor:
         if saved is not None:
             state, record, entries, context = saved
             if state == "pending":  # stored writes not confirmed: write the saved copy again
+                # entries are idempotent; a context snapshot already stored is not put twice
+                if context is not None and context == await self.backend.get_context(
+                    vault_id, memory_id
+                ):
+                    context = None
                 await self._store(vault_id, memory_id, entries, context, Counter())
                 self.checkpoints.mark_done(memory_id, record)
             record.resumed = True
@@ -130,6 +135,16 @@ class AgentIngestor:
             status=run.status,
             error=run.error or ("; ".join(writes.problems) or None),
         )
+        # The record saved with the writes already counts them, as a replay reports it.
+        planned = calls.copy()
+        planned.update(
+            {"add_entry": len(writes.entries), "put_context": int(context is not None)}
+            if writes.entries or context is not None
+            else {}
+        )
+        planned["await_consistency"] += 1
+        record.memory_calls = {name: n for name, n in planned.items() if n}
+        record.seconds = time.perf_counter() - started
         self.checkpoints.save_pending(memory_id, record, writes.entries, context)
         await self._store(vault_id, memory_id, writes.entries, context, calls)
         record.memory_calls = dict(calls)

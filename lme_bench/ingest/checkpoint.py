@@ -98,3 +98,8 @@ class Checkpoints:
                 "SELECT fingerprint FROM ingestions WHERE memory_id = ?", (memory_id,)
             ).fetchone()
         return None if row[0] == fingerprint else str(row[0])
+
+    def forget(self, memory_id: str) -> None:
+        """Drop a memory's session checkpoints (its memory was emptied: ingest it anew)."""
+        with self._lock, self._db() as db:
+            db.execute("DELETE FROM sessions WHERE memory_id = ?", (memory_id,))

@@ -14,6 +14,7 @@ from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.raw import ingest_raw
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.limits import provider_limiter
+from lme_bench.memory.base import MemoryBackend
 from lme_bench.memory.factory import memory_title, open_backend, vault_title
 from lme_bench.providers.factory import check_models, model_for, parse_model, problems
 
@@ -33,7 +34,7 @@ class MemoryLocation:
     question_id: str
     vault_id: str
     memory_id: str
-    entries: int
+    entries: int  # entries held, plus one for a stored context: 0 = an empty memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +92,17 @@ async def locate_memories(
         for question_id in question_ids:
             title = memory_title(question_id, run_id)
             memory_id = await backend.get_or_create_memory(vault_id, title)
-            entries = await backend.count_entries(memory_id)
-            located[question_id] = MemoryLocation(question_id, vault_id, memory_id, entries)
+            held = await _items_held(backend, vault_id, memory_id)
+            located[question_id] = MemoryLocation(question_id, vault_id, memory_id, held)
     finally:
         await backend.close()
     return located
+
+
+async def _items_held(backend: MemoryBackend, vault_id: str, memory_id: str) -> int:
+    """Entries, plus one when a context is stored (context-only ingestion writes no entries)."""
+    entries = await backend.count_entries(memory_id)
+    return entries + int(bool(await backend.get_context(vault_id, memory_id)))
 
 
 def _claim(memory_id: str, title: str, empty: bool, settings: Settings) -> None:
@@ -125,7 +132,10 @@ async def ingest_question(
         else:
             vault_id, memory_id = location.vault_id, location.memory_id
         if "ingest" in settings.stages:
-            _claim(memory_id, title, await backend.count_entries(memory_id) == 0, settings)
+            empty = await _items_held(backend, vault_id, memory_id) == 0
+            _claim(memory_id, title, empty, settings)
+            if empty:  # checkpoints of an emptied memory no longer describe it
+                Checkpoints(settings.run.results_dir / "checkpoints.sqlite").forget(memory_id)
         if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
             sessions = []
         elif settings.ingest.mode == "raw":
@@ -139,7 +149,7 @@ async def ingest_question(
             )
             sessions = await ingestor.ingest(ref.question_id, view, vault_id, memory_id)
         entries = await backend.count_entries(memory_id)
-        if not sessions and entries == 0:
+        if not sessions and await _items_held(backend, vault_id, memory_id) == 0:
             raise MissingMemoryError(
                 f"question {ref.question_id}: memory {title!r} "
                 "holds nothing; run the ingest stage for this run first"

@@ -1,0 +1,404 @@
+"""The per-question task cache, in process under Prefect's test harness: a rerun redoes only
+what failed or changed, a memory that is gone is ingested again, `[cache] scope` shares or
+disables the cache. Each test has its own results folder, so its own cache."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pyarrow.parquet as pq
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+from prefect.testing.utilities import prefect_test_harness
+
+from flows.longmemeval import RunFailures, longmemeval
+from lme_bench import cli, pipeline
+from lme_bench.providers.fake_stats import FAKE_CALLS
+from lme_bench.request import RunRequest
+
+pytestmark = pytest.mark.slow
+
+STAGES = ("ingest", "retrieval", "answer", "judge")
+TABLES = ("ingest", "retrieval", "hypotheses", "scores")
+LIMIT = 4  # the first 4 sample questions: 43 sessions
+FULL_FAKE = "configs/full-fake.toml"  # raw ingestion, fake:quote-memory, fake:match-judge
+AGENTIC = {"ingest.mode": "agentic", "models.agent": "fake:note-taker"}
+
+
+@pytest.fixture(scope="module")
+def harness() -> Iterator[None]:
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+class Executed:
+    """Which per-question steps really ran (a cached task never calls its pipeline step)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+        self.fail_ingest: str | None = None  # a question id whose ingestion raises
+
+    def reset(self) -> None:
+        self.calls.clear()
+        FAKE_CALLS.reset()
+
+    def by_stage(self) -> dict[str, list[str]]:
+        return {s: sorted(q for stage, q in self.calls if stage == s) for s in STAGES}
+
+
+@pytest.fixture
+def executed(monkeypatch: pytest.MonkeyPatch) -> Executed:
+    record = Executed()
+    steps = {
+        "ingest": "ingest_question",
+        "retrieval": "evaluate_question",
+        "answer": "answer_question",
+        "judge": "judge_question",
+    }
+    for stage, name in steps.items():
+        real = getattr(pipeline, name)
+
+        def counted(
+            ref: Any, *args: Any, _stage: str = stage, _real: Any = real, **kwargs: Any
+        ) -> Any:
+            record.calls.append((_stage, ref.question_id))
+            if _stage == "ingest" and ref.question_id == record.fail_ingest:
+                raise ValueError(f"memory rejected the write for {ref.question_id}")
+            return _real(ref, *args, **kwargs)
+
+        monkeypatch.setattr(pipeline, name, counted)
+    record.reset()
+    return record
+
+
+def _run(request: RunRequest) -> tuple[dict[str, Any], UUID]:
+    """Run the flow; its result and flow run id (raises what the flow raised)."""
+    state = longmemeval(request, return_state=True)
+    flow_run_id = state.state_details.flow_run_id
+    assert flow_run_id is not None
+    result: dict[str, Any] = state.result()
+    return result, flow_run_id
+
+
+def _states(flow_run_id: UUID, expected: int) -> dict[tuple[str, str], str]:
+    """(stage, question id) -> final state name of the flow run's per-question task runs.
+
+    Task run states reach the API as events, so wait until all of them have arrived."""
+    deadline = time.monotonic() + 60
+    found: dict[tuple[str, str], str] = {}
+    while time.monotonic() < deadline:
+        with get_client(sync_client=True) as client:
+            runs = client.read_task_runs(
+                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id]))
+            )
+        found = {
+            (run.name.split()[0], run.name.split()[1]): str(run.state.name)
+            for run in runs
+            if run.name.split()[0] in STAGES and run.state is not None and run.state.is_final()
+        }
+        if len(found) >= expected:
+            return found
+        time.sleep(0.5)
+    raise AssertionError(f"only {len(found)} of {expected} task runs reached the API: {found}")
+
+
+def _table(run_dir: Path, name: str) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = pq.read_table(run_dir / f"{name}.parquet").to_pylist()
+    return rows
+
+
+def _tables(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    return {name: _table(run_dir, name) for name in TABLES}
+
+
+def _without(rows: list[dict[str, Any]], *columns: str) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.items() if k not in columns} for row in rows]
+
+
+def _model_calls(run_dir: Path) -> dict[str, int]:
+    tables = _tables(run_dir)
+    return {
+        "ingest": sum(r["llm_calls"] for r in tables["ingest"]),
+        "answer": sum(r["llm_calls"] for r in tables["hypotheses"]),
+        "judge": sum(r["llm_calls"] for r in tables["scores"]),
+    }
+
+
+def _entries_per_memory(store: Path) -> dict[str, int]:
+    db = sqlite3.connect(store)
+    try:
+        rows = db.execute(
+            "SELECT m.title, count(e.seq) FROM memories m"
+            " LEFT JOIN entries e ON e.memory_id = m.memory_id GROUP BY m.title"
+        ).fetchall()
+    finally:
+        db.close()
+    return dict(rows)
+
+
+def _request(tmp_path: Path, run_id: str, **overrides: Any) -> RunRequest:
+    return RunRequest(
+        config=FULL_FAKE,
+        results_dir=str(tmp_path),
+        run_id=run_id,
+        limit=LIMIT,
+        overrides=overrides,
+    )
+
+
+def test_rerun_of_a_run_is_all_cached_with_no_model_calls(
+    harness: None, tmp_path: Path, executed: Executed
+) -> None:
+    request = _request(tmp_path, "same", **AGENTIC)
+    _, first_run = _run(request)
+    questions = sorted({q for _, q in executed.calls})
+    assert len(questions) == LIMIT
+    assert executed.by_stage() == {stage: questions for stage in STAGES}
+    first_calls = FAKE_CALLS.total
+    assert first_calls == sum(_model_calls(tmp_path / "same").values())
+    assert _model_calls(tmp_path / "same")["ingest"] > 0  # the agent did the ingesting
+    first = _tables(tmp_path / "same")
+    entries = _entries_per_memory(tmp_path / "memory.sqlite")
+    assert set(_states(first_run, 4 * LIMIT).values()) == {"Completed"}
+
+    executed.reset()
+    _, second_run = _run(request)
+    assert executed.calls == []  # no step ran again
+    assert FAKE_CALLS.total == 0  # so no model was called
+    states = _states(second_run, 4 * LIMIT)
+    assert states == {(s, q): "Cached" for s in STAGES for q in questions}
+    assert _tables(tmp_path / "same") == first  # every row, timings included, from the cache
+    assert _entries_per_memory(tmp_path / "memory.sqlite") == entries
+
+
+def test_new_qa_then_judge_settings_redo_only_the_stages_that_depend_on_them(
+    harness: None, tmp_path: Path, executed: Executed
+) -> None:
+    _run(_request(tmp_path, "sweep", **AGENTIC))
+    questions = sorted({q for _, q in executed.calls})
+    first = _tables(tmp_path / "sweep")
+    run_dir = tmp_path / "sweep"
+
+    # Another QA strategy: ingestion and retrieval come from the cache, answers and judging
+    # (which judges the new answers) are redone.
+    executed.reset()
+    two_pass = {**AGENTIC, "qa.strategy": "two-pass"}
+    _, rerun = _run(_request(tmp_path, "sweep", **two_pass))
+    assert executed.by_stage() == {
+        "ingest": [],
+        "retrieval": [],
+        "answer": questions,
+        "judge": questions,
+    }
+    states = _states(rerun, 4 * LIMIT)
+    for question in questions:
+        assert states["ingest", question] == states["retrieval", question] == "Cached"
+        assert states["answer", question] == states["judge", question] == "Completed"
+    calls = _model_calls(run_dir)
+    assert FAKE_CALLS.total == calls["answer"] + calls["judge"]  # no agent call
+    assert calls["answer"] == 2 * LIMIT  # two-pass: two calls per question
+    answered = _tables(run_dir)
+    assert {r["strategy"] for r in answered["hypotheses"]} == {"two-pass"}
+    assert answered["ingest"] == first["ingest"]
+    assert answered["retrieval"] == first["retrieval"]
+
+    # Another judge setting: only judging is redone, over the cached two-pass answers.
+    executed.reset()
+    _, rejudged = _run(_request(tmp_path, "sweep", **two_pass, **{"judge.repeats": 2}))
+    assert executed.by_stage() == {
+        "ingest": [],
+        "retrieval": [],
+        "answer": [],
+        "judge": questions,
+    }
+    states = _states(rejudged, 4 * LIMIT)
+    assert {key for key, name in states.items() if name != "Cached"} == {
+        ("judge", q) for q in questions
+    }
+    assert FAKE_CALLS.total == 2 * LIMIT  # one LLM judge, two repeats, nothing else
+    judged = _tables(run_dir)
+    for name in ("ingest", "retrieval", "hypotheses"):
+        assert judged[name] == answered[name], name
+    llm_scores = [r for r in judged["scores"] if r["judge"] == "fake:match-judge"]
+    assert sorted((r["question_id"], r["repeat"]) for r in llm_scores) == [
+        (q, n) for q in questions for n in (0, 1)
+    ]
+
+
+def _delete_memory(store: Path, title: str, *, keep_memory_row: bool) -> None:
+    db = sqlite3.connect(store)
+    try:
+        with db:
+            (memory_id,) = db.execute(
+                "SELECT memory_id FROM memories WHERE title = ?", (title,)
+            ).fetchone()
+            db.execute("DELETE FROM entries WHERE memory_id = ?", (memory_id,))
+            db.execute("DELETE FROM contexts WHERE memory_id = ?", (memory_id,))
+            if not keep_memory_row:
+                db.execute("DELETE FROM memories WHERE memory_id = ?", (memory_id,))
+    finally:
+        db.close()
+
+
+def test_deleted_memories_are_ingested_again_not_taken_from_the_cache(
+    harness: None, tmp_path: Path, executed: Executed
+) -> None:
+    request = _request(tmp_path, "lost", **AGENTIC)
+    run_dir, store = tmp_path / "lost", tmp_path / "memory.sqlite"
+    _run(request)
+    questions = sorted({q for _, q in executed.calls})
+    retrieval = _without(_table(run_dir, "retrieval"), "run_id")
+    entries = _entries_per_memory(store)
+    assert len(entries) == LIMIT and all(entries.values())
+
+    # One question's memory deleted from the store: that question alone is ingested again.
+    lost = questions[1]
+    _delete_memory(store, f"{lost}__lost", keep_memory_row=False)
+    executed.reset()
+    _run(request)
+    assert executed.by_stage()["ingest"] == [lost]
+    assert _entries_per_memory(store) == entries  # it holds its entries again
+    assert _without(_table(run_dir, "retrieval"), "run_id") == retrieval
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["memory_entries"][lost] == entries[f"{lost}__lost"]
+
+    # The whole store file gone: every question is ingested again by the agent.
+    for path in tmp_path.glob("memory.sqlite*"):
+        path.unlink()
+    executed.reset()
+    _run(request)
+    assert executed.by_stage()["ingest"] == questions
+    assert _model_calls(run_dir)["ingest"] > 0 and FAKE_CALLS.total > 0
+    assert _entries_per_memory(store) == entries
+    assert _without(_table(run_dir, "retrieval"), "run_id") == retrieval
+
+
+def test_emptied_memory_is_ingested_again_not_skipped_by_its_checkpoints(tmp_path: Path) -> None:
+    """What the ingest task does when the flow finds a question's memory empty (its entries
+    deleted, the memory itself kept) and so bypasses the cache."""
+    settings = _request(tmp_path, "emptied", **AGENTIC).settings()
+    _, refs = pipeline.prepare_questions(pipeline.plan_run(settings), None, 1)
+    ref, store = refs[0], tmp_path / "memory.sqlite"
+
+    async def ingest() -> tuple[Any, Any]:
+        located = await pipeline.locate_memories([ref.question_id], settings, "emptied")
+        location = located[ref.question_id]
+        return location, await pipeline.ingest_question(ref, settings, "emptied", location)
+
+    location, first = asyncio.run(ingest())
+    assert location.entries == 0 and first.entries > 0
+    _delete_memory(store, f"{ref.question_id}__emptied", keep_memory_row=True)
+
+    location, again = asyncio.run(ingest())
+    assert location.entries == 0  # the flow sees this and ingests with refresh_cache
+    assert again.memory_id == first.memory_id
+    assert _entries_per_memory(store)[f"{ref.question_id}__emptied"] == first.entries
+    assert again.entries == first.entries
+
+
+def test_failed_only_rerun_redoes_just_the_failed_question(
+    harness: None, tmp_path: Path, executed: Executed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    request = _request(tmp_path, "flaky")
+    executed.fail_ingest = "3387bf20"  # the second sample question
+    with pytest.raises(RunFailures, match="1 question"):
+        _run(request)
+    run_dir = tmp_path / "flaky"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["failed_question_ids"] == ["3387bf20"]
+    questions = manifest["question_ids"]
+    assert len(questions) == LIMIT
+    before = _tables(run_dir)
+    assert {r["question_id"] for r in before["retrieval"] if r["status"] == "error"} == {"3387bf20"}
+
+    # `lme-bench rerun flaky --failed-only`, the fault gone; the CLI's environment defaults
+    # are set here so they are undone after the test.
+    executed.fail_ingest = None
+    executed.reset()
+    monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    monkeypatch.setenv("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
+    code = cli.main(["rerun", "flaky", "--results-dir", str(tmp_path), "--failed-only"])
+    assert code == 0
+    assert executed.by_stage() == {stage: ["3387bf20"] for stage in STAGES}
+
+    after = _tables(run_dir)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["failed_question_ids"] == []
+    assert manifest["question_ids"] == questions
+    assert [r["question_id"] for r in after["hypotheses"]] == questions
+    assert {r["question_id"] for r in after["ingest"]} == set(questions)
+    assert {r["question_id"] for r in after["retrieval"]} == set(questions)
+    assert all(r["status"] == "ok" for name in TABLES[:3] for r in after[name])
+    assert {(r["question_id"], r["judge"]) for r in after["scores"]} == {
+        (q, j) for q in questions for j in ("fake:match-judge", "fallback:normalized-match")
+    }
+    for name in TABLES:  # the other questions' rows are kept as they were
+        kept = [r for r in before[name] if r["question_id"] != "3387bf20"]
+        assert [r for r in after[name] if r["question_id"] != "3387bf20"] == kept, name
+
+
+def test_rerun_of_an_unknown_run_names_the_missing_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(["rerun", "no-such-run", "--results-dir", str(tmp_path)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert str(tmp_path / "no-such-run") in err and "no run here" in err
+
+
+def test_shared_cache_reuses_one_ingestion_across_runs(
+    harness: None, tmp_path: Path, executed: Executed
+) -> None:
+    shared = {**AGENTIC, "cache.scope": "shared"}
+    _run(_request(tmp_path, "sweep-single", **shared))
+    questions = sorted({q for _, q in executed.calls})
+    single = _tables(tmp_path / "sweep-single")
+
+    executed.reset()
+    _, second = _run(_request(tmp_path, "sweep-two-pass", **shared, **{"qa.strategy": "two-pass"}))
+    assert executed.by_stage() == {
+        "ingest": [],
+        "retrieval": [],
+        "answer": questions,
+        "judge": questions,
+    }
+    states = _states(second, 4 * LIMIT)
+    assert {q for (s, q), name in states.items() if s == "ingest" and name == "Cached"} == set(
+        questions
+    )
+    calls = _model_calls(tmp_path / "sweep-two-pass")
+    assert FAKE_CALLS.total == calls["answer"] + calls["judge"]  # no agent call
+    two_pass = _tables(tmp_path / "sweep-two-pass")
+    assert {r["strategy"] for r in two_pass["hypotheses"]} == {"two-pass"}
+    assert _without(two_pass["retrieval"], "run_id") == _without(single["retrieval"], "run_id")
+    entries = _entries_per_memory(tmp_path / "memory.sqlite")
+    assert len(entries) == LIMIT and all(entries.values())  # one memory per question in all
+    assert all("__shared-" in title for title in entries)
+
+
+def test_cache_off_redoes_everything(harness: None, tmp_path: Path, executed: Executed) -> None:
+    request = _request(tmp_path, "uncached", **{"cache.scope": "off"})  # raw ingestion
+    _run(request)
+    questions = sorted({q for _, q in executed.calls})
+    first = _tables(tmp_path / "uncached")
+    entries = _entries_per_memory(tmp_path / "memory.sqlite")
+
+    executed.reset()
+    _, rerun = _run(request)
+    assert executed.by_stage() == {stage: questions for stage in STAGES}
+    states = _states(rerun, 4 * LIMIT)
+    assert set(states.values()) == {"Completed"}
+    assert FAKE_CALLS.total == 2 * LIMIT  # answered and judged again
+    assert not (tmp_path / ".cache" / "tasks").exists()  # nothing persisted
+    assert _entries_per_memory(tmp_path / "memory.sqlite") == entries  # nothing duplicated
+    after = _tables(tmp_path / "uncached")
+    assert _without(after["retrieval"], "run_id") == _without(first["retrieval"], "run_id")
+    assert _without(after["hypotheses"], "seconds") == _without(first["hypotheses"], "seconds")
