@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from typing import cast
 from uuid import UUID
@@ -19,24 +21,52 @@ from lme_bench.results.ui_report import compare_markdown, qa_table, report_markd
 
 
 class Progress:
-    """A progress artifact: the share of questions done, updated at most once a second."""
+    """A progress artifact: the share of questions done. Updates go out from a background
+    thread, at most once a second and only the latest, so a slow API never holds up the
+    flow's scheduling; `close` sends the final one and waits for it."""
 
     def __init__(self, total: int, every_s: float = 1.0) -> None:
         self.total = max(total, 1)
         self.every_s = every_s
-        self._last = 0.0
         created = create_progress_artifact(
             0.0, key="question-progress", description=f"0 of {total} questions done"
         )
         self._id = cast(UUID, created)  # a UUID when called from a sync flow
+        self._latest: tuple[int, int] | None = None
+        self._closed = False
+        self._changed = threading.Condition()
+        self._sender = threading.Thread(target=self._send_loop, name="progress", daemon=True)
+        self._sender.start()
 
-    def update(self, done: int, failed: int, *, final: bool = False) -> None:
-        now = time.monotonic()
-        if not final and now - self._last < self.every_s:
-            return
-        self._last = now
+    def update(self, done: int, failed: int) -> None:
+        with self._changed:
+            self._latest = (done, failed)
+            self._changed.notify()
+
+    def close(self, done: int, failed: int) -> None:
+        with self._changed:
+            self._latest, self._closed = (done, failed), True
+            self._changed.notify()
+        self._sender.join(timeout=30)
+
+    def _send_loop(self) -> None:
+        while True:
+            with self._changed:
+                while self._latest is None and not self._closed:
+                    self._changed.wait()
+                latest, self._latest, closed = self._latest, None, self._closed
+            if latest is not None:
+                self._send(*latest)
+            if closed:
+                return
+            time.sleep(self.every_s)
+
+    def _send(self, done: int, failed: int) -> None:
         text = f"{done} of {self.total} questions done" + (f", {failed} failed" if failed else "")
-        update_progress_artifact(self._id, 100.0 * done / self.total, description=text)
+        try:
+            update_progress_artifact(self._id, 100.0 * done / self.total, description=text)
+        except Exception as exc:  # progress is a courtesy: it never fails the run
+            logging.getLogger(__name__).warning("progress artifact not updated: %s", exc)
 
 
 def publish_report(report: RunReport) -> None:

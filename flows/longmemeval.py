@@ -48,7 +48,7 @@ def _run_name() -> str:
         request = request.model_dump()
     run_id, config = request.get("run_id") or "new run", request.get("config") or "default config"
     label = f" {request['label']}" if request.get("label") else ""
-    return f"longmemeval {run_id}{label} [{config}]"
+    return f"longmemeval {run_id}{label} ({config})"  # no [...]: CLI output reads it as markup
 
 
 def _stable_run_id() -> str:
@@ -85,7 +85,8 @@ def _run_questions(
         task = stage_tasks[job.stage]
         if job.stage == "ingest" and job.upstream.entries == 0:
             task = task.with_options(refresh_cache=True)  # memory gone or empty: ingest again
-        with tags(f"type:{ref.question_type}"):
+        labels = (job.stage, f"type:{ref.question_type}") if settings.run.task_tags else ()
+        with tags(*labels):
             arguments = {upstream_name.get(job.stage, "outcome"): job.upstream}
             future: PrefectFuture[Any] = task.submit(
                 ref=ref, settings=settings, scope=scope, **arguments
@@ -100,7 +101,7 @@ def _run_questions(
     locations = tasks.locate_memories(refs, settings, scope)
     limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
     schedule.run_jobs(collector.start(locations), limits, submit, finished)
-    progress.update(collector.questions_done, len(collector.failed), final=True)
+    progress.close(collector.questions_done, len(collector.failed))
 
 
 @flow(

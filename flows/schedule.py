@@ -28,7 +28,10 @@ def _wrapped(future: PrefectFuture[Any]) -> concurrent.futures.Future[Any]:
 
 
 def _outcome(job: Job, future: PrefectFuture[Any]) -> Done:
-    future.wait()  # takes the final state from the finished thread (no API read)
+    try:
+        future.wait()  # takes the final state from the finished thread (no API read)
+    except Exception as exc:  # the task engine itself failed (e.g. the server answered 503)
+        return Done(job, None, exc)
     state = future.state
     if state.is_completed():
         return Done(job, future.result(), None)

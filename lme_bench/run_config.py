@@ -23,6 +23,11 @@ class RunSettings(_Section):
         description="default: ingest, retrieval, report, plus answer and judge when [models] qa "
         "is set (judging uses [models] judge, else the no-LLM fallback)",
     )
+    task_tags: bool = Field(
+        default=False,
+        description="tag task runs by stage and question type; each tagged task run then "
+        "asks the Prefect server for tag concurrency slots, one request at a time per process",
+    )
 
 
 class CacheSettings(_Section):

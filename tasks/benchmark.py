@@ -80,11 +80,11 @@ async def _scrubbing(work: Awaitable[T], settings: Settings) -> T:
 
 
 def _per_question(stage: str) -> dict[str, Any]:
-    """Options of a per-question task: readable run names, a stage tag, cached results, and
-    retries (with backoff and jitter) on transient faults only."""
+    """Options of a per-question task: readable run names, cached results, and retries (with
+    backoff and jitter) on transient faults only. No static tags: the flow adds them when
+    `[run] task_tags` asks for them, as every tagged task run costs a server round trip."""
     return {
         "name": stage,
-        "tags": [stage],
         "task_run_name": _question_run_name(stage),
         "cache_policy": stage_cache(stage),
         "retries": 2,

@@ -208,3 +208,14 @@ def _latest_states(prefixes: tuple[str, ...], n: int, wait_s: float = 20.0) -> l
         if final or time.monotonic() > deadline:
             return states
         time.sleep(0.5)
+
+
+def test_task_tags_by_stage_and_question_type_when_asked(harness: None, tmp_path: Path) -> None:
+    overrides = {"run.task_tags": True}
+    request = RunRequest(results_dir=str(tmp_path), run_id="tags", limit=2, overrides=overrides)
+    longmemeval(request)
+    with get_client(sync_client=True) as client:
+        runs = [r for r in client.read_task_runs() if r.name.startswith("retrieval ")]
+    latest = max(runs, key=lambda r: r.expected_start_time or r.created)
+    question_type = latest.name.rsplit("(", 1)[1].rstrip(")")
+    assert set(latest.tags) == {"retrieval", f"type:{question_type}"}
