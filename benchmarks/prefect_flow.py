@@ -6,7 +6,8 @@ rerun against the first run, and overhead per task and per question.
 On generated S-scale data, with the scripted fake models slowed to --latency seconds a call
 (a [providers.slow] of kind "fake"), against one local Prefect server:
   1. the first run: context-only ingestion, answers and judging, all through the slow model;
-  2. a rerun of the same run id: every task comes from the cache;
+  2. a rerun of the same run id: every task comes from the cache (after --settle seconds: a
+     Prefect server on SQLite digests a big run's events at full CPU for a while after it);
   3. answering and judging again after a QA setting changed (ingestion cached): their span
      (first answer start to last judge end, from the task runs) against the ideal
      calls x latency / concurrency.
@@ -107,6 +108,13 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--ingest", type=int, default=8, help="questions ingesting at once")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=30.0,
+        help="seconds between runs, for the server to "
+        "digest the last run's events (it does, at full CPU, for a while after a big run)",
+    )
     parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "data")
     args = parser.parse_args()
 
@@ -123,7 +131,9 @@ def main() -> None:
         results = Path(tmp) / "results"
         first_s, run_dir = _run(config, data, results)
         sessions = pq.read_table(f"{run_dir}/ingest.parquet").num_rows
+        time.sleep(args.settle)
         cached_s, _ = _run(config, data, results)
+        time.sleep(args.settle)
         marker = time.time()
         again_s, run_dir = _run(config, data, results, **{"qa.top_ke": 9})
         spans = _task_runs(("answer ", "judge "), marker)

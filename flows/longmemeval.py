@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from prefect import flow, tags
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
 
 from flows import artifacts, schedule
 from lme_bench import cache_keys, pipeline
@@ -29,7 +30,13 @@ from lme_bench.results.rerun import failed_question_ids, merge_previous
 from tasks import benchmark as tasks
 from tasks.storage import result_storage
 
+T = TypeVar("T")
 MAX_THREADS = 128  # the stage limits bound what runs; idle threads cost nothing
+
+
+def _as_is(value: T) -> T:
+    """A task argument Prefect passes on without walking it for futures (slow for big ones)."""
+    return cast(T, quote(value))
 
 
 class RunFailures(RuntimeError):
@@ -87,9 +94,9 @@ def _run_questions(
             task = task.with_options(refresh_cache=True)  # memory gone or empty: ingest again
         labels = (job.stage, f"type:{ref.question_type}") if settings.run.task_tags else ()
         with tags(*labels):
-            arguments = {upstream_name.get(job.stage, "outcome"): job.upstream}
+            arguments = {upstream_name.get(job.stage, "outcome"): _as_is(job.upstream)}
             future: PrefectFuture[Any] = task.submit(
-                ref=ref, settings=settings, scope=scope, **arguments
+                ref=_as_is(ref), settings=_as_is(settings), scope=scope, **arguments
             )
         return future
 
@@ -98,7 +105,7 @@ def _run_questions(
         progress.update(collector.questions_done, len(collector.failed))
         return follow
 
-    locations = tasks.locate_memories(refs, settings, scope)
+    locations = tasks.locate_memories(_as_is(refs), _as_is(settings), scope)
     limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
     schedule.run_jobs(collector.start(locations), limits, submit, finished)
     progress.close(collector.questions_done, len(collector.failed))
@@ -140,7 +147,9 @@ def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
     results = collector.results()
     if request.failed_only:
         refs = merge_previous(plan.run_dir, prepared, refs, results)
-    report = tasks.write_results(plan, settings, prepared, refs, results, started_at)
+    report = tasks.write_results(
+        plan, _as_is(settings), _as_is(prepared), _as_is(refs), _as_is(results), started_at
+    )
     if "report" in settings.stages:
         artifacts.publish_report(report)
         if request.compare_to:

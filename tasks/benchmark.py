@@ -9,7 +9,7 @@ gets the rows from the exception.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Coroutine
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -18,6 +18,7 @@ from prefect.cache_policies import NO_CACHE, CachePolicy
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.context import TaskRunContext
 from prefect.runtime import task_run
+from prefect.utilities.annotations import BaseAnnotation
 
 from lme_bench import cache_keys, pipeline, report
 from lme_bench.config import Settings
@@ -44,9 +45,14 @@ def _retry_transient(task: Task[Any, Any], run: TaskRun, state: State[Any]) -> b
     return isinstance(error, BaseException) and is_transient(error)
 
 
+def _given(value: Any) -> Any:
+    """A parameter as given: the flow passes quote()d values (see flows/longmemeval.py)."""
+    return value.unwrap() if isinstance(value, BaseAnnotation) else value
+
+
 def _question_run_name(stage: str) -> Any:
     def name() -> str:
-        ref = task_run.parameters["ref"]
+        ref = _given(task_run.parameters["ref"])
         return f"{stage} {ref.question_id} ({ref.question_type})"
 
     return name
@@ -56,22 +62,21 @@ def stage_cache(stage: str) -> CachePolicy:
     """The cache policy of a per-question stage (keys from lme_bench.cache_keys)."""
 
     def key(context: TaskRunContext, parameters: dict[str, Any]) -> str | None:
-        settings: Settings = parameters["settings"]
+        settings: Settings = _given(parameters["settings"])
         if stage == "ingest" and "ingest" not in settings.stages:
             return None  # only looks the memory up: nothing worth keeping
-        upstream = parameters[_UPSTREAM[stage]]
-        return cache_keys.stage_key(
-            stage, parameters["ref"], settings, parameters["scope"], upstream
-        )
+        ref, upstream = _given(parameters["ref"]), _given(parameters[_UPSTREAM[stage]])
+        return cache_keys.stage_key(stage, ref, settings, parameters["scope"], upstream)
 
     return CachePolicy.from_cache_key_fn(key)
 
 
-async def _scrubbing(work: Awaitable[T], settings: Settings) -> T:
-    """`work`'s result; an error whose text holds a secret is raised again with it masked, so
-    the secret reaches no task state, log or persisted result."""
+def _run(work: Coroutine[Any, Any, T], settings: Settings) -> T:
+    """Run a core coroutine on this task's thread (sync tasks cost Prefect a third of what async
+    ones do); an error whose text holds a secret is raised again with it masked, so the secret
+    reaches no task state, log or persisted result."""
     try:
-        return await work
+        return asyncio.run(work)
     except Exception as exc:
         clean = scrubbed(exc, settings)
         if clean is exc:
@@ -110,32 +115,32 @@ def locate_memories(
 
 
 @task(**_per_question("ingest"))
-async def ingest_question(
+def ingest_question(
     ref: QuestionRef, settings: Settings, scope: str, location: MemoryLocation
 ) -> pipeline.IngestOutcome:
-    return await _scrubbing(pipeline.ingest_question(ref, settings, scope, location), settings)
+    return _run(pipeline.ingest_question(ref, settings, scope, location), settings)
 
 
 @task(**_per_question("retrieval"))
-async def evaluate_question(
+def evaluate_question(
     ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings, scope: str
 ) -> list[RetrievalRow]:
-    return await _scrubbing(pipeline.evaluate_question(ref, outcome, settings), settings)
+    return _run(pipeline.evaluate_question(ref, outcome, settings), settings)
 
 
 @task(**_per_question("answer"))
-async def answer_question(
+def answer_question(
     ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings, scope: str
 ) -> HypothesisRow:
-    row = await _scrubbing(pipeline.answer_question(ref, outcome.memory_id, settings), settings)
+    row = _run(pipeline.answer_question(ref, outcome.memory_id, settings), settings)
     return pipeline.require_ok(row)
 
 
 @task(**_per_question("judge"))
-async def judge_question(
+def judge_question(
     ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings, scope: str
 ) -> list[ScoreRow]:
-    rows = await _scrubbing(pipeline.judge_question(ref, hypothesis, settings), settings)
+    rows = _run(pipeline.judge_question(ref, hypothesis, settings), settings)
     return pipeline.require_ok(rows)
 
 
