@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -28,7 +28,10 @@ class SessionRecord:
     resumed: bool = False  # taken from a checkpoint of an earlier attempt
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # shallow: dataclasses.asdict deep-copies, which costs most of writing a big run
+        row = {f.name: getattr(self, f.name) for f in fields(self)}
+        row["tool_calls"], row["memory_calls"] = dict(self.tool_calls), dict(self.memory_calls)
+        return row
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SessionRecord:
