@@ -1,0 +1,61 @@
+"""Scale-out on Prefect itself: the scale-out deployment splits a run into two child flow runs
+of the shard deployment, picked up by two process workers of one pool, then reports the whole
+run from the shards' cached work."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from tests.integration.prefect_server import BIN, POOL, PrefectStack, _spawn, stop
+from tests.integration.runs import KEY_ENV, KEY_VALUE, FakeLlm, api_client, write_config
+
+QUESTIONS = 6
+
+
+def test_two_workers_share_a_sharded_run(
+    prefect: PrefectStack, fake_llm: FakeLlm, tmp_path: Path
+) -> None:
+    second_log = prefect.logs / "second-worker.log"
+    args = ["worker", "start", "--pool", POOL, "--name", "it-second-worker"]
+    second = _spawn([str(BIN / "prefect"), *args], prefect.env | {KEY_ENV: KEY_VALUE}, second_log)
+    try:
+        config = write_config(tmp_path, fake_llm.base_url)
+        request = {
+            "config": str(config),
+            "run_id": "sharded",
+            "limit": QUESTIONS,
+            "shards": 2,
+            "shard_deployment": "longmemeval/shard",
+        }
+        cli = prefect.prefect(
+            "deployment", "run", "longmemeval/scale-out", "--watch",
+            "--params", json.dumps({"request": request}), timeout=420,
+        )  # fmt: skip
+        assert cli.returncode == 0, f"{cli.stdout}\n{cli.stderr}\n{prefect.log_tail('worker')}"
+    finally:
+        stop(second)
+
+    with api_client(prefect) as client:
+        runs = [r for r in client.read_flow_runs(limit=200) if "sharded" in r.name]
+    names = {r.name: r.state_name for r in runs}
+    shards = [name for name in names if re.search(r"shard [12]/2", name)]
+    assert len(shards) == 2 and all(names[s] == "Completed" for s in shards), names
+    assert any("collecting the shards" in name for name in names), names
+
+    run_dir = tmp_path / "results" / "sharded"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["failed_question_ids"] == [] and len(manifest["question_ids"]) == QUESTIONS
+    for table in ("retrieval", "hypotheses", "scores"):
+        rows = pq.read_table(run_dir / f"{table}.parquet").to_pylist()
+        assert {r["question_id"] for r in rows} == set(manifest["question_ids"]), table
+    # every flow run of the sharded run was started by one of the pool's two workers
+    started = re.findall(
+        r"submitting flow run '([0-9a-f-]{36})'", prefect.log_tail("worker", 10_000)
+    )
+    started += re.findall(r"submitting flow run '([0-9a-f-]{36})'", second_log.read_text())
+    deployed = {str(r.id) for r in runs if r.deployment_id is not None}
+    assert deployed and deployed <= set(started)
