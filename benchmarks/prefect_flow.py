@@ -32,6 +32,7 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 import pyarrow.parquet as pq  # noqa: E402
 
 from lme_bench.dataset.generate import generate_dataset  # noqa: E402
+from lme_bench.providers.fake_stats import FAKE_CALLS  # noqa: E402
 
 CONFIG = """
 [providers.slow]
@@ -75,7 +76,18 @@ def _run(config: Path, data: Path, results: Path, **overrides: Any) -> tuple[flo
     return time.perf_counter() - started, str(results / "bench")
 
 
-def _task_runs(name_prefixes: tuple[str, ...], since: float) -> list[Any]:
+def _task_runs(name_prefixes: tuple[str, ...], since: float, expected: int) -> list[Any]:
+    """The finished task runs so named, once all `expected` have their end time recorded
+    (states reach the server as events, a moment after the flow returns)."""
+    deadline = time.monotonic() + 60
+    while True:
+        found = _read_task_runs(name_prefixes, since)
+        if len(found) >= expected or time.monotonic() > deadline:
+            return found
+        time.sleep(1)
+
+
+def _read_task_runs(name_prefixes: tuple[str, ...], since: float) -> list[Any]:
     from datetime import UTC, datetime
 
     from prefect.client.orchestration import get_client
@@ -135,8 +147,10 @@ def main() -> None:
         cached_s, _ = _run(config, data, results)
         time.sleep(args.settle)
         marker = time.time()
+        FAKE_CALLS.reset()
         again_s, run_dir = _run(config, data, results, **{"qa.top_ke": 9})
-        spans = _task_runs(("answer ", "judge "), marker)
+        in_flight = FAKE_CALLS.max_in_flight
+        spans = _task_runs(("answer ", "judge "), marker, 2 * args.questions)
         start = min(r.start_time for r in spans)
         end = max(r.end_time for r in spans)
         qa_span = (end - start).total_seconds()
@@ -152,8 +166,8 @@ def main() -> None:
     )
     print(
         f"| answer + judge again ({calls} calls, concurrency {args.concurrency}) | "
-        f"{qa_span:.2f} s vs ideal {ideal:.2f} s = {qa_span / ideal:.2f}x (whole run "
-        f"{again_s:.1f} s) |"
+        f"{qa_span:.2f} s vs ideal {ideal:.2f} s = {qa_span / ideal:.2f}x, at most {in_flight} "
+        f"calls in flight, {len(spans)} task runs (whole run {again_s:.1f} s) |"
     )
 
 
