@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from lme_bench.config import load_settings
 from lme_bench.memory.embedded import EmbeddedBackend
@@ -75,3 +76,20 @@ def test_search_of_a_memory_built_by_ingestion(tmp_path: Path) -> None:
     found = asyncio.run(backend.search(outcome.memory_id, refs[0].load().question, top_ke=5))
     assert 0 < len(found.entries) <= 5
     assert all(hit.tags["session_key"].startswith("s") for hit in found.entries)
+
+
+def test_new_ingestion_settings_under_the_same_run_id_are_refused(tmp_path: Path) -> None:
+    from lme_bench.ingest.question import IngestSettingsChanged
+    from lme_bench.transient import is_transient
+
+    common = {"run.results_dir": str(tmp_path), "run.id": "same"}
+    raw = load_settings(None, **common)
+    _, refs = prepare_questions(plan_run(raw), None, 1)
+    asyncio.run(ingest_question(refs[0], raw, "same"))
+    agentic = load_settings(
+        None, **common, **{"ingest.mode": "agentic", "models.agent": "fake:note-taker"}
+    )
+    with pytest.raises(IngestSettingsChanged, match="new run id") as refused:
+        asyncio.run(ingest_question(refs[0], agentic, "same"))
+    assert not is_transient(refused.value)
+    asyncio.run(ingest_question(refs[0], agentic, "other"))  # a new run id: a new memory

@@ -51,8 +51,8 @@ class IngestOutcome:
         return sum(s.turns for s in self.sessions)
 
 
-def checkpoints_path(settings: Settings) -> str:
-    return str(settings.run.results_dir / "checkpoints.sqlite")
+def _checkpoints(settings: Settings) -> Checkpoints:
+    return Checkpoints(settings.run.results_dir / "checkpoints.sqlite")
 
 
 def check_run_models(settings: Settings) -> None:
@@ -105,10 +105,11 @@ async def _items_held(backend: MemoryBackend, vault_id: str, memory_id: str) -> 
     return entries + int(bool(await backend.get_context(vault_id, memory_id)))
 
 
-def _claim(memory_id: str, title: str, empty: bool, settings: Settings) -> None:
+def _claim(
+    checkpoints: Checkpoints, memory_id: str, title: str, empty: bool, settings: Settings
+) -> None:
     from lme_bench.cache_keys import ingest_fingerprint
 
-    checkpoints = Checkpoints(settings.run.results_dir / "checkpoints.sqlite")
     if checkpoints.claim(memory_id, ingest_fingerprint(settings), empty=empty) is not None:
         raise IngestSettingsChanged(
             f"memory {title!r} was filled with other [ingest]/[memory]/agent settings; "
@@ -131,18 +132,18 @@ async def ingest_question(
             memory_id = await backend.get_or_create_memory(vault_id, title)
         else:
             vault_id, memory_id = location.vault_id, location.memory_id
+        checkpoints = _checkpoints(settings)
         if "ingest" in settings.stages:
             empty = await _items_held(backend, vault_id, memory_id) == 0
-            _claim(memory_id, title, empty, settings)
+            _claim(checkpoints, memory_id, title, empty, settings)
             if empty:  # checkpoints of an emptied memory no longer describe it
-                Checkpoints(settings.run.results_dir / "checkpoints.sqlite").forget(memory_id)
+                checkpoints.forget(memory_id)
         if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
             sessions = []
         elif settings.ingest.mode == "raw":
             sessions = await ingest_raw(ref.question_id, view, backend, vault_id, memory_id)
         else:
             model, policy, spec = model_for("agent", settings)
-            checkpoints = Checkpoints(settings.run.results_dir / "checkpoints.sqlite")
             limiter = provider_limiter(settings, spec.provider)
             ingestor = AgentIngestor(
                 backend, model, settings.ingest, checkpoints, policy, limiter=limiter
