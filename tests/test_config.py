@@ -91,3 +91,9 @@ def test_judge_defaults_to_the_official_model_and_none_opts_out(
     )
     assert fallback_only.models.judge is None
     plan_run(fallback_only)  # no model problem: the fallback needs no key
+
+
+@pytest.mark.parametrize("config", sorted(Path("configs").glob("*.toml")), ids=lambda p: p.stem)
+def test_every_shipped_config_loads(config: Path) -> None:
+    settings = load_settings(config)
+    assert settings.limits.ingest >= 1 and settings.cache.scope in ("run", "shared", "off")
