@@ -9,6 +9,7 @@ splits the questions into child flow runs of a deployment (flows/scale_out.py).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
@@ -27,6 +28,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.request import RunRequest
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.rerun import failed_question_ids, merge_previous
+from lme_bench.secrets import RedactingLogFilter
 from tasks import benchmark as tasks
 from tasks.storage import result_storage
 
@@ -56,6 +58,15 @@ def _run_name() -> str:
     run_id, config = request.get("run_id") or "new run", request.get("config") or "default config"
     label = f" {request['label']}" if request.get("label") else ""
     return f"longmemeval {run_id}{label} ({config})"  # no [...]: CLI output reads it as markup
+
+
+def _mask_secrets_in_logs() -> None:
+    """Every handler of the root and Prefect loggers masks secrets (errors are masked where
+    they arise; this covers whatever else a library logs)."""
+    for name in (None, "prefect"):
+        for handler in logging.getLogger(name).handlers:
+            if not any(isinstance(f, RedactingLogFilter) for f in handler.filters):
+                handler.addFilter(RedactingLogFilter())
 
 
 def _stable_run_id() -> str:
@@ -119,6 +130,7 @@ def _run_questions(
 )
 def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
     request = request or RunRequest()
+    _mask_secrets_in_logs()
     if request.run_id is None and request.settings().run.id is None:
         request = request.model_copy(update={"run_id": _stable_run_id()})
     if request.shards > 1:

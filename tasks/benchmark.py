@@ -40,7 +40,7 @@ _UPSTREAM = {
 
 
 def _retry_transient(task: Task[Any, Any], run: TaskRun, state: State[Any]) -> bool:
-    # Called from inside the task engine's event loop: ask for the synchronous result.
+    # The state's result is the exception the task raised (read synchronously).
     error = state.result(raise_on_failure=False, _sync=True)  # type: ignore[call-overload]
     return isinstance(error, BaseException) and is_transient(error)
 
