@@ -66,6 +66,6 @@ class LimitSettings(_Section):
     providers: dict[str, ProviderLimit] = Field(default_factory=dict)
 
     def for_stage(self, stage: str) -> int:
-        return {"ingest": self.ingest, "retrieval": self.retrieval, "answer": self.answer}.get(
-            stage, self.judge
-        )
+        if stage not in ("ingest", "retrieval", "answer", "judge"):
+            raise ValueError(f"no limit for stage {stage!r}")
+        return int(getattr(self, stage))
