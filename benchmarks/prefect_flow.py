@@ -5,12 +5,15 @@ rerun against the first run, and overhead per task and per question.
 
 On generated S-scale data, with the scripted fake models slowed to --latency seconds a call
 (a [providers.slow] of kind "fake"), against one local Prefect server:
-  1. the first run: context-only ingestion, answers and judging, all through the slow model;
-  2. a rerun of the same run id: every task comes from the cache (after --settle seconds: a
-     Prefect server on SQLite digests a big run's events at full CPU for a while after it);
+  1. the first run: context-only ingestion, answers and judging, all through the slow model,
+     every stage and the provider limited to --concurrency: its wall time against the ideal
+     model calls x latency / concurrency;
+  2. a rerun of the same run id: every stage result comes from the cache (after --settle
+     seconds: a Prefect server on SQLite digests a big run's events for a while after it);
   3. answering and judging again after a QA setting changed (ingestion cached): their span
-     (first answer start to last judge end, from the task runs) against the ideal
-     calls x latency / concurrency.
+     (first answer start to last judge end, from the task runs) against the same ideal;
+  4. Prefect's cost per task: --serial-questions answered and judged once more, one task at a
+     time, through the flow and then by calling the same core functions directly.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ latency_s = {latency}
 
 [limits]
 ingest = {ingest}
+retrieval = {concurrency}
 answer = {concurrency}
 judge = {concurrency}
 
@@ -60,7 +64,9 @@ fallback = false
 """
 
 
-def _run(config: Path, data: Path, results: Path, **overrides: Any) -> tuple[float, str]:
+def _run(
+    config: Path, data: Path, results: Path, limit: int | None = None, **overrides: Any
+) -> tuple[float, str]:
     from flows.longmemeval import longmemeval
     from lme_bench.request import RunRequest
 
@@ -69,6 +75,7 @@ def _run(config: Path, data: Path, results: Path, **overrides: Any) -> tuple[flo
         dataset=str(data),
         results_dir=str(results),
         run_id="bench",
+        limit=limit,
         overrides=overrides,
     )
     started = time.perf_counter()
@@ -108,10 +115,45 @@ def _read_task_runs(name_prefixes: tuple[str, ...], since: float) -> list[Any]:
     return [r for r in runs if r.name.startswith(name_prefixes) and r.start_time and r.end_time]
 
 
-def _calls(run_dir: str) -> int:
-    hypotheses = pq.read_table(f"{run_dir}/hypotheses.parquet").column("llm_calls").to_pylist()
-    scores = pq.read_table(f"{run_dir}/scores.parquet").column("llm_calls").to_pylist()
-    return int(sum(hypotheses) + sum(scores))
+def _calls(run_dir: str, tables: tuple[str, ...] = ("hypotheses", "scores")) -> int:
+    found = (pq.read_table(f"{run_dir}/{t}.parquet").column("llm_calls") for t in tables)
+    return int(sum(sum(column.to_pylist()) for column in found))
+
+
+def _qa_span(since: float, questions: int) -> float:
+    """First answer start to last judge end, from the task runs."""
+    spans = _task_runs(("answer ", "judge "), since, 2 * questions)
+    return float((max(r.end_time for r in spans) - min(r.start_time for r in spans)).total_seconds())
+
+
+def _direct_answers(
+    config: Path, data: Path, results: Path, questions: int, **overrides: Any
+) -> float:
+    """Answer and judge `questions` one at a time through the core functions, no Prefect."""
+    import asyncio
+
+    from lme_bench import pipeline
+    from lme_bench.request import RunRequest
+
+    request = RunRequest(
+        config=str(config),
+        dataset=str(data),
+        results_dir=str(results),
+        run_id="bench",
+        limit=questions,
+        overrides=overrides,
+    )
+    settings = request.settings()
+    _, refs = pipeline.prepare_questions(pipeline.plan_run(settings), None, questions)
+    ids = [r.question_id for r in refs]
+    located = asyncio.run(pipeline.locate_memories(ids, settings, "bench"))
+    started = time.perf_counter()
+    for ref in refs:
+        answer = asyncio.run(
+            pipeline.answer_question(ref, located[ref.question_id].memory_id, settings)
+        )
+        asyncio.run(pipeline.judge_question(ref, answer, settings))
+    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -119,7 +161,8 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--ingest", type=int, default=8, help="questions ingesting at once")
+    parser.add_argument("--ingest", type=int, help="questions ingesting at once (--concurrency)")
+    parser.add_argument("--serial-questions", type=int, default=16)
     parser.add_argument(
         "--settle",
         type=float,
@@ -129,6 +172,7 @@ def main() -> None:
     )
     parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "data")
     args = parser.parse_args()
+    ingest = args.ingest or args.concurrency
 
     data = args.data_dir / f"lme_s_{args.questions}_seed0.json"
     if not data.exists():
@@ -138,11 +182,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lme-bench-") as tmp, prefect_test_harness():
         config = Path(tmp) / "bench.toml"
         config.write_text(
-            CONFIG.format(latency=args.latency, concurrency=args.concurrency, ingest=args.ingest)
+            CONFIG.format(latency=args.latency, concurrency=args.concurrency, ingest=ingest)
         )
         results = Path(tmp) / "results"
         first_s, run_dir = _run(config, data, results)
         sessions = pq.read_table(f"{run_dir}/ingest.parquet").num_rows
+        first_calls = _calls(run_dir, ("ingest", "hypotheses", "scores"))
         time.sleep(args.settle)
         cached_s, _ = _run(config, data, results)
         time.sleep(args.settle)
@@ -150,24 +195,31 @@ def main() -> None:
         FAKE_CALLS.reset()
         again_s, run_dir = _run(config, data, results, **{"qa.top_ke": 9})
         in_flight = FAKE_CALLS.max_in_flight
-        spans = _task_runs(("answer ", "judge "), marker, 2 * args.questions)
-        start = min(r.start_time for r in spans)
-        end = max(r.end_time for r in spans)
-        qa_span = (end - start).total_seconds()
-        calls = _calls(run_dir)
-    ideal = calls * args.latency / args.concurrency
-    tasks = args.questions * 4
+        qa_span = _qa_span(marker, args.questions)
+        qa_calls = _calls(run_dir)
+        time.sleep(args.settle)
+        serial = {"qa.top_ke": 8, "limits.answer": 1, "limits.judge": 1}
+        marker = time.time()
+        _run(config, data, results, **serial, limit=args.serial_questions)
+        serial_span = _qa_span(marker, args.serial_questions)
+        direct_s = _direct_answers(config, data, results, args.serial_questions, **{"qa.top_ke": 8})
+    per_task = (serial_span - direct_s) / (2 * args.serial_questions)
+    ideal = first_calls * args.latency / args.concurrency
+    qa_ideal = qa_calls * args.latency / args.concurrency
     print(f"| questions | {args.questions} ({sessions} sessions) |")
-    print(f"| first run (all stages at {args.latency * 1000:.0f} ms a call) | {first_s:.1f} s |")
     print(
-        f"| cached rerun | {cached_s:.1f} s = {100 * cached_s / first_s:.1f}% of the first; "
-        f"{1000 * cached_s / tasks:.0f} ms per task, {1000 * cached_s / args.questions:.0f} ms "
-        "per question |"
+        f"| first run, all stages ({first_calls} calls, concurrency {args.concurrency}, "
+        f"ingest {ingest}) | {first_s:.1f} s vs ideal {ideal:.1f} s = {first_s / ideal:.2f}x |"
+    )
+    print(f"| cached rerun | {cached_s:.2f} s = {100 * cached_s / first_s:.1f}% of the first |")
+    print(
+        f"| answer + judge again ({qa_calls} calls) | {qa_span:.2f} s vs ideal {qa_ideal:.2f} s "
+        f"= {qa_span / qa_ideal:.2f}x, at most {in_flight} calls in flight (run {again_s:.1f} s) |"
     )
     print(
-        f"| answer + judge again ({calls} calls, concurrency {args.concurrency}) | "
-        f"{qa_span:.2f} s vs ideal {ideal:.2f} s = {qa_span / ideal:.2f}x, at most {in_flight} "
-        f"calls in flight, {len(spans)} task runs (whole run {again_s:.1f} s) |"
+        f"| {args.serial_questions} questions answered + judged one task at a time | flow "
+        f"{serial_span:.2f} s, direct {direct_s:.2f} s: Prefect {1000 * per_task:.0f} ms a task, "
+        f"{4000 * per_task:.0f} ms a question (4 stages) |"
     )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import cast
 from uuid import UUID
 
@@ -32,20 +31,20 @@ class Progress:
             0.0, key="question-progress", description=f"0 of {total} questions done"
         )
         self._id = cast(UUID, created)  # a UUID when called from a sync flow
-        self._latest: tuple[int, int] | None = None
+        self._latest: tuple[int, int, int] | None = None
         self._closed = False
         self._changed = threading.Condition()
         self._sender = threading.Thread(target=self._send_loop, name="progress", daemon=True)
         self._sender.start()
 
-    def update(self, done: int, failed: int) -> None:
+    def update(self, done: int, failed: int, reused: int = 0) -> None:
         with self._changed:
-            self._latest = (done, failed)
+            self._latest = (done, failed, reused)
             self._changed.notify()
 
-    def close(self, done: int, failed: int) -> None:
+    def close(self, done: int, failed: int, reused: int = 0) -> None:
         with self._changed:
-            self._latest, self._closed = (done, failed), True
+            self._latest, self._closed = (done, failed, reused), True
             self._changed.notify()
         self._sender.join(timeout=30)
 
@@ -59,10 +58,12 @@ class Progress:
                 self._send(*latest)
             if closed:
                 return
-            time.sleep(self.every_s)
+            with self._changed:  # the pause between updates; `close` cuts it short
+                self._changed.wait_for(lambda: self._closed, timeout=self.every_s)
 
-    def _send(self, done: int, failed: int) -> None:
+    def _send(self, done: int, failed: int, reused: int) -> None:
         text = f"{done} of {self.total} questions done" + (f", {failed} failed" if failed else "")
+        text += f" ({reused} stage results from the cache)" if reused else ""
         try:
             update_progress_artifact(self._id, 100.0 * done / self.total, description=text)
         except Exception as exc:  # progress is a courtesy: it never fails the run

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
-from prefect import flow, tags
+from prefect import flow, get_run_logger, tags
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -93,7 +93,8 @@ def _stage_tasks(settings: Settings) -> dict[str, Any]:
 
 def _run_questions(
     refs: list[QuestionRef], settings: Settings, scope: str, collector: RunCollector
-) -> None:
+) -> dict[str, int]:
+    """Run every question's stages; how many stage results came from the cache, by stage."""
     stage_tasks = _stage_tasks(settings)
     upstream_name = {"ingest": "location", "judge": "hypothesis"}
     progress = artifacts.Progress(len(refs))
@@ -111,15 +112,29 @@ def _run_questions(
             )
         return future
 
+    reused = dict.fromkeys(schedule.STAGE_ORDER, 0)
+
+    def reuse(job: Job) -> Done | None:
+        if job.stage == "ingest" and job.upstream.entries == 0:
+            return None
+        key = tasks.stage_key(job.stage, refs[job.index], settings, scope, job.upstream)
+        hit, value = tasks.cached_result(stage_tasks[job.stage], key)
+        reused[job.stage] += hit
+        return Done(job, value, None) if hit else None
+
     def finished(done: Done) -> list[Job]:
         follow = collector.finished(done)
-        progress.update(collector.questions_done, len(collector.failed))
+        progress.update(collector.questions_done, len(collector.failed), sum(reused.values()))
         return follow
 
     locations = tasks.locate_memories(_as_is(refs), _as_is(settings), scope)
     limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
-    schedule.run_jobs(collector.start(locations), limits, submit, finished)
-    progress.close(collector.questions_done, len(collector.failed))
+    schedule.run_jobs(collector.start(locations), limits, submit, finished, reuse)
+    progress.close(collector.questions_done, len(collector.failed), sum(reused.values()))
+    if any(reused.values()):
+        counts = ", ".join(f"{stage} {n}" for stage, n in reused.items() if n)
+        get_run_logger().info("Stage results taken from the cache (no task run): %s", counts)
+    return reused
 
 
 @flow(
@@ -155,7 +170,7 @@ def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
         existing = {h.question_id: h for h in read_hypotheses(plan.run_dir / "hypotheses.parquet")}
     collector = RunCollector(refs, settings, existing)
     scope = cache_keys.memory_scope(settings, plan.run_id)
-    _run_questions(refs, settings, scope, collector)
+    from_cache = _run_questions(refs, settings, scope, collector)
     results = collector.results()
     if request.failed_only:
         refs = merge_previous(plan.run_dir, prepared, refs, results)
@@ -171,4 +186,9 @@ def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
             f"{len(report.failed)} question(s) failed: {', '.join(report.failed[:20])}; "
             f"results written to {report.run_dir}; `lme-bench rerun {report.run_id}` redoes them"
         )
-    return {"run_id": report.run_id, "run_dir": str(report.run_dir), "summary": report.summary}
+    return {
+        "run_id": report.run_id,
+        "run_dir": str(report.run_dir),
+        "summary": report.summary,
+        "from_cache": from_cache,
+    }

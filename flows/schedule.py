@@ -43,11 +43,23 @@ def run_jobs(
     limits: dict[str, int],
     submit: Callable[[Job], PrefectFuture[Any]],
     finished: Callable[[Done], list[Job]],
+    reuse: Callable[[Job], Done | None] = lambda job: None,
 ) -> None:
-    """Run `jobs` and every job `finished` returns for them, at most limits[stage] at once."""
+    """Run `jobs` and every job `finished` returns for them, at most limits[stage] at once.
+    A job whose result `reuse` finds (a cache hit) is finished without a task run."""
     queues: dict[str, deque[Job]] = {stage: deque() for stage in STAGE_ORDER}
-    for job in jobs:
-        queues[job.stage].append(job)
+
+    def enqueue(new: list[Job]) -> None:
+        pending = list(reversed(new))
+        while pending:
+            job = pending.pop()
+            found = reuse(job)
+            if found is None:
+                queues[job.stage].append(job)
+            else:
+                pending.extend(reversed(finished(found)))
+
+    enqueue(jobs)
     running: dict[concurrent.futures.Future[Any], tuple[Job, PrefectFuture[Any]]] = {}
     in_flight = dict.fromkeys(STAGE_ORDER, 0)
     while running or any(queues.values()):
@@ -63,5 +75,4 @@ def run_jobs(
         for key in done:
             job, future = running.pop(key)
             in_flight[job.stage] -= 1
-            for follow in finished(_outcome(job, future)):
-                queues[follow.stage].append(follow)
+            enqueue(finished(_outcome(job, future)))

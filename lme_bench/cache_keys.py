@@ -8,6 +8,7 @@ stage was given (the ingested memory, the hypothesis), so redoing a stage redoes
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -28,6 +29,7 @@ def digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@functools.cache  # reading package metadata costs milliseconds; it cannot change in a process
 def _code_version() -> str:
     try:
         return f"{metadata.version('lme-bench')}/{CACHE_FORMAT}"
@@ -35,6 +37,7 @@ def _code_version() -> str:
         return f"source/{CACHE_FORMAT}"
 
 
+@functools.cache  # packaged files: they cannot change in a process
 def _folder_digest(package: str, *parts: str) -> str:
     folder = resources.files(package).joinpath(*parts)
     texts = {f.name: f.read_text("utf-8") for f in folder.iterdir() if f.is_file()}

@@ -29,22 +29,32 @@ CREATE TABLE IF NOT EXISTS ingestions (memory_id TEXT PRIMARY KEY, fingerprint T
 
 
 class Checkpoints:
+    """One connection for the ingestion's lifetime (opening and closing one per session
+    cost more than the rest of a session's bookkeeping); every change is committed at once."""
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._connection = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        self._connection.execute("PRAGMA journal_mode = WAL")
         with self._db() as db:
             db.executescript(_SCHEMA)
 
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+    def __enter__(self) -> Checkpoints:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=60)
-        try:
-            db.execute("PRAGMA journal_mode = WAL")
+        with self._connection as db:  # commits, or rolls back on an error
             yield db
-            db.commit()
-        finally:
-            db.close()
 
     def load(
         self, memory_id: str, session_key: str, mode: str

@@ -126,13 +126,13 @@ async def ingest_question(
     view, _ = make_view(ref.load())
     backend = open_backend(settings)
     title = memory_title(ref.question_id, run_id)
+    checkpoints = _checkpoints(settings)
     try:
         if location is None:
             vault_id = await backend.get_or_create_vault(vault_title(settings.memory))
             memory_id = await backend.get_or_create_memory(vault_id, title)
         else:
             vault_id, memory_id = location.vault_id, location.memory_id
-        checkpoints = _checkpoints(settings)
         if "ingest" in settings.stages:
             empty = await _items_held(backend, vault_id, memory_id) == 0
             _claim(checkpoints, memory_id, title, empty, settings)
@@ -156,6 +156,7 @@ async def ingest_question(
                 "holds nothing; run the ingest stage for this run first"
             )
     finally:
+        checkpoints.close()
         await backend.close()
     return IngestOutcome(
         question_id=ref.question_id,
