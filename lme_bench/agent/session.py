@@ -1,4 +1,5 @@
-"""One session through the memory agent, as a LangGraph graph built fresh for that session.
+"""One session through the memory agent: a fresh agent (its own state and buffered writes)
+runs a LangGraph graph whose shape is compiled once per mode.
 
 agentic:       observe (1 model call per message, tool calls taken, no chat) … → close (1 call:
                the final put_context) → END
@@ -11,10 +12,12 @@ hitting the step cap is recorded, not raised. The writes the model asked for sta
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 
@@ -32,6 +35,7 @@ from lme_bench.providers.calls import CountedModel
 
 class _State(TypedDict):
     turn: int
+    turns: int
     window: list[tuple[str, str]]
     context: str | None
 
@@ -107,29 +111,55 @@ class SessionAgent:
         text = context_only_text(self.session.date, state["context"], turns)
         return {"context": self._take(await self._call(text), None) or state["context"]}
 
-    def _graph(self) -> Any:
-        graph = StateGraph(_State)
-        if self.settings.mode == "context-only":
-            graph.add_node("summarise", self.summarise)
-            graph.add_edge(START, "summarise")
-            graph.add_edge("summarise", END)
-            return graph.compile()
-        graph.add_node("observe", self.observe)
-        graph.add_node("close", self.close)
-
-        def after(state: _State) -> str:
-            return "observe" if state["turn"] < len(self.session.turns) else "close"
-
-        graph.add_conditional_edges(START, after, ["observe", "close"])
-        graph.add_conditional_edges("observe", after, ["observe", "close"])
-        graph.add_edge("close", END)
-        return graph.compile()
-
     async def run(self) -> SessionRun:
-        state: _State = {"turn": 0, "window": [], "context": self.start_context}
+        state: _State = {
+            "turn": 0,
+            "turns": len(self.session.turns),
+            "window": [],
+            "context": self.start_context,
+        }
         limit = self.settings.max_steps_per_session
+        config: RunnableConfig = {"recursion_limit": limit, "configurable": {"agent": self}}
         try:
-            await self._graph().ainvoke(state, config={"recursion_limit": limit})
+            await _graph(self.settings.mode).ainvoke(state, config=config)
         except GraphRecursionError:
             return SessionRun(self.writes, "step-cap", f"agent stopped at {limit} steps")
         return SessionRun(self.writes)
+
+
+def _agent(config: RunnableConfig) -> SessionAgent:
+    agent: SessionAgent = config["configurable"]["agent"]
+    return agent
+
+
+async def _observe(state: _State, config: RunnableConfig) -> dict[str, Any]:
+    return await _agent(config).observe(state)
+
+
+async def _close(state: _State, config: RunnableConfig) -> dict[str, Any]:
+    return await _agent(config).close(state)
+
+
+async def _summarise(state: _State, config: RunnableConfig) -> dict[str, Any]:
+    return await _agent(config).summarise(state)
+
+
+def _next_step(state: _State) -> str:
+    return "observe" if state["turn"] < state["turns"] else "close"
+
+
+@functools.cache  # compiling costs milliseconds, as much as the rest of a session's own work
+def _graph(mode: str) -> Any:
+    """The graph of a mode; each run gets its session's agent in its config."""
+    graph = StateGraph(_State)
+    if mode == "context-only":
+        graph.add_node("summarise", _summarise)
+        graph.add_edge(START, "summarise")
+        graph.add_edge("summarise", END)
+        return graph.compile()
+    graph.add_node("observe", _observe)
+    graph.add_node("close", _close)
+    graph.add_conditional_edges(START, _next_step, ["observe", "close"])
+    graph.add_conditional_edges("observe", _next_step, ["observe", "close"])
+    graph.add_edge("close", END)
+    return graph.compile()
