@@ -76,7 +76,7 @@ def _stable_run_id() -> str:
     return f"run-{started.strftime('%Y%m%d-%H%M%S')}" + (f"-{suffix}" if suffix else "")
 
 
-def _stage_tasks(settings: Settings) -> dict[str, Any]:
+def stage_tasks(settings: Settings) -> dict[str, Any]:
     persist = settings.cache.scope != "off"
     storage = result_storage(settings) if persist else None
     found: dict[str, Any] = {
@@ -95,13 +95,13 @@ def _run_questions(
     refs: list[QuestionRef], settings: Settings, scope: str, collector: RunCollector
 ) -> dict[str, int]:
     """Run every question's stages; how many stage results came from the cache, by stage."""
-    stage_tasks = _stage_tasks(settings)
+    by_stage = stage_tasks(settings)
     upstream_name = {"ingest": "location", "judge": "hypothesis"}
     progress = artifacts.Progress(len(refs))
 
     def submit(job: Job) -> PrefectFuture[Any]:
         ref = refs[job.index]
-        task = stage_tasks[job.stage]
+        task = by_stage[job.stage]
         if job.stage == "ingest" and job.upstream.entries == 0:
             task = task.with_options(refresh_cache=True)  # memory gone or empty: ingest again
         labels = (job.stage, f"type:{ref.question_type}") if settings.run.task_tags else ()
@@ -118,7 +118,7 @@ def _run_questions(
         if job.stage == "ingest" and job.upstream.entries == 0:
             return None
         key = tasks.stage_key(job.stage, refs[job.index], settings, scope, job.upstream)
-        hit, value = tasks.cached_result(stage_tasks[job.stage], key)
+        hit, value = tasks.cached_result(by_stage[job.stage], key)
         reused[job.stage] += hit
         return Done(job, value, None) if hit else None
 

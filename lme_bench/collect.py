@@ -67,7 +67,14 @@ class RunCollector:
         return sum(1 for n in self._outstanding if n == 0)
 
     def start(self, locations: dict[str, MemoryLocation]) -> list[Job]:
-        return [Job("ingest", i, locations[r.question_id]) for i, r in enumerate(self.refs)]
+        """Every question's ingest job, the longest first: a long question started last
+        would keep the run waiting on it alone."""
+        jobs = [Job("ingest", i, locations[r.question_id]) for i, r in enumerate(self.refs)]
+        return sorted(jobs, key=lambda job: self._ingest_work(self.refs[job.index]), reverse=True)
+
+    def _ingest_work(self, ref: QuestionRef) -> int:
+        """Model calls of a context-only ingestion follow sessions; the others follow turns."""
+        return ref.n_sessions if self.settings.ingest.mode == "context-only" else ref.n_turns
 
     def _fail(self, index: int, error: BaseException | str | None) -> None:
         self.failed.setdefault(self.refs[index].question_id, error_text(error))

@@ -61,3 +61,20 @@ def test_failure_rows_are_kept_but_the_question_counts_as_failed(tmp_path: Path)
     assert collector.finished(Done(answer, None, StageFailed(failed))) == []  # no judging
     assert collector.results().hypotheses == [failed]
     assert collector.failed["q1"] == "lme_bench.pipeline.StageFailed: RateLimitError: quota"
+
+
+def test_the_longest_ingestion_is_started_first(tmp_path: Path) -> None:
+    short = make_question("short")
+    long = make_question("long")
+    for key in ("haystack_session_ids", "haystack_dates", "haystack_sessions"):
+        long[key] = long[key] * 2
+    long["haystack_session_ids"] = [f"s{i}" for i in range(4)]
+    data = tmp_path / "data.json"
+    data.write_text(json.dumps([short, long]))
+    refs = prepare_dataset(data, tmp_path / "cache").questions
+    for mode in ("raw", "context-only"):  # turns decide the one, sessions the other
+        settings = load_settings(None, **{"ingest.mode": mode})
+        collector = RunCollector(refs, settings)
+        locations = {r.question_id: MemoryLocation(r.question_id, "v", "m", 0) for r in refs}
+        jobs = collector.start(locations)
+        assert [refs[j.index].question_id for j in jobs] == ["long", "short"], mode
