@@ -12,9 +12,10 @@ its count), seeded, so the same labels always give the same interval.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy
 
 Interval = tuple[float, float]
 
@@ -66,13 +67,22 @@ def bootstrap_interval(
     resamples: int = 2000,
     seed: int = 0,
 ) -> Interval | None:
-    """Percentile 95% interval of `statistic` over stratified resamples of the labels."""
+    """Percentile 95% interval of `statistic` over stratified resamples of the labels.
+
+    A resample of n yes/no labels is fixed by how many are yes, which is binomial(n, share of
+    yes): drawn at once for every resample, instead of drawing n labels one by one."""
     if not any(groups.values()):
         return None
-    rng = random.Random(seed)
+    rng = numpy.random.default_rng(seed)
+    drawn = {
+        t: rng.binomial(len(v), sum(v) / len(v), size=resamples).tolist()
+        for t, v in groups.items()
+        if v
+    }
+    sizes = {t: len(groups[t]) for t in drawn}
     values = []
-    for _ in range(resamples):
-        sample = {t: rng.choices(v, k=len(v)) for t, v in groups.items() if v}
+    for i in range(resamples):
+        sample = {t: [True] * yes[i] + [False] * (sizes[t] - yes[i]) for t, yes in drawn.items()}
         value = statistic(sample)
         if value is not None:
             values.append(value)
