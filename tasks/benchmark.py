@@ -19,6 +19,7 @@ from prefect.client.schemas.objects import State, TaskRun
 from prefect.context import TaskRunContext
 from prefect.results import ResultStore, get_result_store
 from prefect.runtime import task_run
+from prefect.settings import PREFECT_TASKS_REFRESH_CACHE
 from prefect.utilities.annotations import BaseAnnotation
 
 from lme_bench import cache_keys, pipeline, report
@@ -82,7 +83,8 @@ def cached_result(task: Task[Any, Any], key: str | None) -> tuple[bool, Any]:
     """(True, result) when `task` stored a result under `key` that has not expired. The flow
     asks before submitting a stage: reading the record costs about a millisecond, a Cached
     task run twenty and a server write."""
-    if key is None or not task.persist_result:
+    refresh = task.refresh_cache or PREFECT_TASKS_REFRESH_CACHE.value()
+    if key is None or not task.persist_result or refresh:
         return False, None
     store = cast(ResultStore, get_result_store().update_for_task(task, _sync=True))  # type: ignore[call-arg]
     try:
