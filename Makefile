@@ -36,6 +36,10 @@ check: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# Fault injection: throttling, a killed memory server, SIGKILLed runs, a bad judge, unwritable results.
+faults: $(STAMP)
+	$(BIN)/pytest -q tests/faults
+
 # The full-scale figures of benchmarks/README.md (≈ 15 minutes; data generated on first use).
 bench: $(STAMP)
 	$(BIN)/python benchmarks/retrieval_scale.py --scale s --questions 500

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 from lme_bench.compare import CompareError
 from lme_bench.config import ConfigError
 from lme_bench.dataset.errors import DatasetError
+from lme_bench.results.atomic import ResultsWriteError
 from lme_bench.results.run_folder import RerunError
 
 EXIT_BAD_INPUT = 2
@@ -196,6 +198,26 @@ def _rerun(args: argparse.Namespace) -> int:
     return _start(request)
 
 
+class _NoTracebackFor(logging.Filter):
+    """Log records of expected failures, which the CLI reports in one line, keep their message
+    but lose the traceback (the Prefect API still receives it)."""
+
+    def __init__(self, *kinds: type[BaseException]) -> None:
+        super().__init__()
+        self.kinds = kinds
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], self.kinds):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def _quiet_tracebacks(*kinds: type[BaseException]) -> None:
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, _NoTracebackFor) for f in handler.filters):
+            handler.addFilter(_NoTracebackFor(*kinds))
+
+
 def _start(request: Any) -> int:
     """Check the request's config and data, then run the flow in this process."""
     from lme_bench.pipeline import plan_run, prepare_questions
@@ -213,8 +235,12 @@ def _start(request: Any) -> int:
         os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
     # The flow lives outside the core package, which never imports Prefect.
     flow_module: Any = importlib.import_module("flows.longmemeval")
+    _quiet_tracebacks(ResultsWriteError, flow_module.RunFailures)
     try:
         result = flow_module.run_longmemeval(request)
+    except ResultsWriteError as exc:
+        print(f"lme-bench: error: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
     except flow_module.RunFailures as exc:
         print(f"lme-bench: {exc}", file=sys.stderr)
         summary = plan.run_dir / "summary.md"

@@ -57,6 +57,8 @@ class LlmJudge:
         except Exception as exc:  # a failed call after retries is a judge error, not a miss
             reply, error = "", redact_secrets(f"{type(exc).__name__}: {exc}")
         verdict = read_verdict(reply)
+        if verdict.status != "ok" and error is None:
+            error = redact_secrets(f"judge {self.name} gave no yes/no verdict: {reply[:80]!r}")
         return ScoreRow(
             question_id=question_id,
             question_type=question_type,
@@ -74,6 +76,7 @@ class LlmJudge:
             llm_calls=account.calls,
             input_tokens=account.input_tokens,
             output_tokens=account.output_tokens,
+            retries=account.retries.retries,
             seconds=time.perf_counter() - started,
             error=error,
         )

@@ -7,12 +7,15 @@ fake:dont-know    answers every question with "I don't know." (a QA floor)
 fake:quote-memory answers with the first remembered entry it is shown (a QA stand-in)
 fake:match-judge  says yes when the response contains the gold answer (a judge stand-in)
 fake:yes          answers "yes" (a judge that accepts everything)
+fake:unreliable-judge  as match-judge, but for three questions in ten (picked by a hash of the
+                  question) replies with nothing, garbage or a refusal (judge-error tests)
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+import zlib
 from collections.abc import Callable
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -87,6 +90,23 @@ def match_judge(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content="yes" if normalize(gold.group("gold")) in said else "no")
 
 
+_QUESTION = re.compile(r"^Question: (?P<question>.*)$", re.M)
+UNREADABLE_VERDICTS = ("", "#~ 4f7c ~#", "I'm sorry, but I can't help with grading this.")
+
+
+def unreadable_verdict(question: str) -> str | None:
+    """The reply fake:unreliable-judge gives instead of a verdict on `question`, or None when it
+    judges it: empty, garbage or a refusal for questions whose CRC-32 ends in 0, 1 or 2."""
+    kind = zlib.crc32(question.strip().encode()) % 10
+    return UNREADABLE_VERDICTS[kind] if kind < len(UNREADABLE_VERDICTS) else None
+
+
+def unreliable_judge(messages: list[BaseMessage]) -> AIMessage:
+    found = _QUESTION.search(str(messages[-1].content))
+    bad = unreadable_verdict(found.group("question")) if found else None
+    return match_judge(messages) if bad is None else AIMessage(content=bad)
+
+
 def dont_know(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content="I don't know.")
 
@@ -102,4 +122,5 @@ POLICIES: dict[str, Callable[[list[BaseMessage]], AIMessage]] = {
     "quote-memory": quote_memory,
     "match-judge": match_judge,
     "yes": yes,
+    "unreliable-judge": unreliable_judge,
 }

@@ -53,6 +53,7 @@ class ScoreRow:
     llm_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    retries: int = 0
     seconds: float = 0.0
     error: str | None = None
 
@@ -111,6 +112,7 @@ SCORES_SCHEMA = _schema(
         pa.field("status", pa.string(), nullable=False),
         pa.field("attribution", pa.string(), nullable=False),
         *_USAGE,
+        pa.field("retries", pa.int32(), nullable=False),
         pa.field("seconds", pa.float64(), nullable=False),
         pa.field("error", pa.string()),
     ],
