@@ -42,7 +42,7 @@ def test_bootstrap_is_seeded_and_degenerate_cases() -> None:
 
 
 def test_bootstrap_interval_matches_the_normal_approximation_for_many_labels() -> None:
-    labels = [True] * 60 + [False] * 40  # 0.6 ± 1.96 × sqrt(0.6 × 0.4 / 100) = 0.504 … 0.696
+    labels = [True] * 60 + [False] * 40  # 0.6 ± 1.96 * sqrt(0.6 * 0.4 / 100) = 0.504 … 0.696
     low, high = bootstrap_interval({"a": labels}, lambda g: sum(g["a"]) / len(g["a"])) or (0, 0)
     assert abs(low - 0.504) < 0.02 and abs(high - 0.696) < 0.02
     stratified = {"a": [True] * 30 + [False] * 20, "b": [True] * 30 + [False] * 20}
