@@ -9,6 +9,7 @@ splits the questions into child flow runs of a deployment (flows/scale_out.py).
 
 from __future__ import annotations
 
+import gc
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -67,6 +68,17 @@ def _mask_secrets_in_logs() -> None:
         for handler in logging.getLogger(name).handlers:
             if not any(isinstance(f, RedactingLogFilter) for f in handler.filters):
                 handler.addFilter(RedactingLogFilter())
+
+
+def _settle_garbage_collector() -> None:
+    """Objects alive when the run starts (modules, settings, clients) are left out of the
+    collector's scans, and young objects are scanned less often: with a hundred thousand
+    objects held, each full scan paused every thread for up to 200 ms, which delayed model
+    calls by as much (their p99 went from 209 ms to 409 ms on a 200 ms fake model)."""
+    gc.collect()  # garbage left from before is freed, not kept for good
+    gc.freeze()
+    _, middle, oldest = gc.get_threshold()
+    gc.set_threshold(50_000, middle, oldest)
 
 
 def _stable_run_id() -> str:
@@ -146,6 +158,7 @@ def _run_questions(
 def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
     request = request or RunRequest()
     _mask_secrets_in_logs()
+    _settle_garbage_collector()
     if request.run_id is None and request.settings().run.id is None:
         request = request.model_copy(update={"run_id": _stable_run_id()})
     if request.shards > 1:

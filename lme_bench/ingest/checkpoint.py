@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.memory.types import NewEntry
+from lme_bench.sqlite_writes import write_lock
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -35,9 +35,12 @@ class Checkpoints:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
+        self._lock = write_lock(self.path)  # also keeps other ingestions' writes apart
         self._connection = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
         self._connection.execute("PRAGMA journal_mode = WAL")
+        # As the memory store: a commit survives a killed process; not syncing every commit to
+        # disk spares each session two waits on the file (a power cut may lose the last ones).
+        self._connection.execute("PRAGMA synchronous = NORMAL")
         with self._db() as db:
             db.executescript(_SCHEMA)
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from lme_bench.memory.embeddings import MINILM, Embedder, load_embedder, pack, unpack
 from lme_bench.memory.search_index import MemoryIndexes
+from lme_bench.sqlite_writes import database_file, immediate, write_lock
 
 SEARCH_MODES = ("bm25", "dense", "hybrid")
 EMBEDDINGS_SCHEMA = """
@@ -112,17 +113,12 @@ class EmbeddingCache:
             batch = todo[start : start + self.batch_size]
             vectors = self.embedder.embed([text for _, text in batch])
             blobs = [(key, pack(vector)) for (key, _), vector in zip(batch, vectors, strict=True)]
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(db, write_lock(database_file(db))):
                 db.executemany(
                     "INSERT OR IGNORE INTO embeddings (model, content_sha256, vector)"
                     " VALUES (?, ?, ?)",
                     [(model, key, blob) for key, blob in blobs],
                 )
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
             found.update(blobs)
         return [found[k] for k in keys]
 

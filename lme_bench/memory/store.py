@@ -30,6 +30,7 @@ from lme_bench.memory.types import (
     SearchResult,
     Vault,
 )
+from lme_bench.sqlite_writes import immediate, write_lock
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -108,6 +109,7 @@ class EmbeddedStore:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._write_lock = write_lock(self.path)
         db = self._db()
         db.executescript(
             f"BEGIN IMMEDIATE; {_SCHEMA} {EMBEDDINGS_SCHEMA}"
@@ -131,14 +133,8 @@ class EmbeddedStore:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(self._db(), self._write_lock) as db:
             yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
     def close(self) -> None:
         with self._lock:
