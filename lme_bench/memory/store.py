@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS contexts (
     seq INTEGER PRIMARY KEY, memory_id TEXT NOT NULL REFERENCES memories(memory_id),
     content TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS contexts_by_memory ON contexts (memory_id, seq);
+CREATE INDEX IF NOT EXISTS entries_by_time ON entries (memory_id, creation_time);
 """
 
 
