@@ -37,11 +37,11 @@ class Checkpoints:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = write_lock(self.path)  # also keeps other ingestions' writes apart
         self._connection = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._connection.execute("PRAGMA journal_mode = WAL")
         # As the memory store: a commit survives a killed process; not syncing every commit to
         # disk spares each session two waits on the file (a power cut may lose the last ones).
         self._connection.execute("PRAGMA synchronous = NORMAL")
-        with self._db() as db:
+        with self._lock, self._db() as db:
+            db.execute("PRAGMA journal_mode = WAL")
             db.executescript(_SCHEMA)
 
     def close(self) -> None:

@@ -111,11 +111,13 @@ class EmbeddedStore:
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._write_lock = write_lock(self.path)
-        db = self._db()
-        db.executescript(
-            f"BEGIN IMMEDIATE; {_SCHEMA} {EMBEDDINGS_SCHEMA}"
-            f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-        )
+        with self._write_lock:
+            db = self._db()
+            db.execute("PRAGMA journal_mode = WAL")  # kept by the file for every connection
+            db.executescript(
+                f"BEGIN IMMEDIATE; {_SCHEMA} {EMBEDDINGS_SCHEMA}"
+                f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            )
 
     # -- connections -------------------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:
@@ -124,7 +126,6 @@ class EmbeddedStore:
             db = sqlite3.connect(
                 self.path, timeout=60, isolation_level=None, check_same_thread=False
             )
-            db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute("PRAGMA foreign_keys = ON")
             self._local.db = db
