@@ -48,12 +48,6 @@ class Checkpoints:
         with self._lock:
             self._connection.close()
 
-    def __enter__(self) -> Checkpoints:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
         with self._connection as db:  # commits, or rolls back on an error
