@@ -64,13 +64,12 @@ fallback = false
 """
 
 
-def _run(
+def _request(
     config: Path, data: Path, results: Path, limit: int | None = None, **overrides: Any
-) -> tuple[float, str]:
-    from flows.longmemeval import longmemeval
+) -> Any:
     from lme_bench.request import RunRequest
 
-    request = RunRequest(
+    return RunRequest(
         config=str(config),
         dataset=str(data),
         results_dir=str(results),
@@ -78,6 +77,14 @@ def _run(
         limit=limit,
         overrides=overrides,
     )
+
+
+def _run(
+    config: Path, data: Path, results: Path, limit: int | None = None, **overrides: Any
+) -> tuple[float, str]:
+    from flows.longmemeval import longmemeval
+
+    request = _request(config, data, results, limit, **overrides)
     started = time.perf_counter()
     longmemeval(request)
     return time.perf_counter() - started, str(results / "bench")
@@ -138,17 +145,8 @@ def _serial_answers(config: Path, data: Path, results: Path, questions: int) -> 
 
     from flows.longmemeval import stage_tasks
     from lme_bench import pipeline
-    from lme_bench.request import RunRequest
 
-    request = RunRequest(
-        config=str(config),
-        dataset=str(data),
-        results_dir=str(results),
-        run_id="bench",
-        limit=questions,
-        overrides={"qa.top_ke": 8},
-    )
-    settings = request.settings()
+    settings = _request(config, data, results, questions, **{"qa.top_ke": 8}).settings()
     _, refs = pipeline.prepare_questions(pipeline.plan_run(settings), None, questions)
     located = asyncio.run(
         pipeline.locate_memories([r.question_id for r in refs], settings, "bench")

@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from lme_bench.config import McpSettings
@@ -42,6 +43,23 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def wait_until_listening(
+    process: subprocess.Popen[bytes], port: int, timeout_s: float, log: Callable[[], str]
+) -> bool:
+    """True once 127.0.0.1:`port` accepts connections, False after `timeout_s`; raises if
+    `process` exits first."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"memory server exited early:\n{log()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
 class HttpServer:
     """`lme-bench memory serve --transport http` on 127.0.0.1, its own SQLite file and log."""
 
@@ -64,15 +82,8 @@ class HttpServer:
         self._wait_ready()
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + READY_DEADLINE_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"memory server exited early:\n{self.log()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.05)
+        if wait_until_listening(self.process, self.port, READY_DEADLINE_S, self.log):
+            return
         self.stop()
         raise RuntimeError(f"memory server not ready within {READY_DEADLINE_S} s:\n{self.log()}")
 

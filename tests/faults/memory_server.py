@@ -5,13 +5,11 @@ the same SQLite file."""
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from tests.conformance.servers import free_port, serve_args
+from tests.conformance.servers import free_port, serve_args, wait_until_listening
 from tests.faults.runs import ROOT
 
 READY_TIMEOUT_S = 60.0
@@ -36,15 +34,8 @@ class MemoryServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"memory server exited early:\n{self.log()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.05)
+        if wait_until_listening(self.process, self.port, READY_TIMEOUT_S, self.log):
+            return
         self.kill()
         raise RuntimeError(f"memory server not ready within {READY_TIMEOUT_S} s:\n{self.log()}")
 
