@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,25 @@ def kill_group(process: subprocess.Popen[str]) -> None:
     """SIGKILL the run and everything in its process group."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
+
+
+PROGRESS_DEADLINE_S = 180.0
+
+
+def wait_for_progress(
+    process: subprocess.Popen[str], measure: Callable[[], int], point: int, what: str
+) -> int:
+    """Poll `measure` until it reaches `point` (returns what it read); the test fails if the
+    run ends first or makes no such progress within PROGRESS_DEADLINE_S (the run is killed)."""
+    deadline = time.monotonic() + PROGRESS_DEADLINE_S
+    while (reached := measure()) < point:
+        if process.poll() is not None:
+            pytest.fail(f"the run ended before {what} reached {point}:\n{finish(process).tail()}")
+        if time.monotonic() > deadline:
+            kill_group(process)
+            pytest.fail(f"{what} at {reached} < {point} after {PROGRESS_DEADLINE_S} s")
+        time.sleep(0.05)
+    return reached
 
 
 def _count(path: Path, query: str) -> int:

@@ -6,23 +6,27 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-import pytest
 
 from tests.faults.memory_server import MemoryServer
-from tests.faults.runs import Ended, entries_stored, finish, kill_group, start_cli, start_run
+from tests.faults.runs import (
+    Ended,
+    entries_stored,
+    finish,
+    start_cli,
+    start_run,
+    wait_for_progress,
+)
 
 RUN_ID = "server-killed"
 QUESTIONS = 30
 ENTRIES = 2042  # non-empty turns of the first 30 sample questions: what raw ingestion stores
 SEED = 11546
-PROGRESS_DEADLINE_S = 180.0
 
 
 def write_config(folder: Path, url: str) -> Path:
@@ -77,14 +81,7 @@ def kill_server_mid_run_then_rerun(
     config, results = write_config(folder, server.url), folder / "results"
     kill_at = random.Random(SEED).randrange(ENTRIES // 5, ENTRIES // 2)
     victim = start_run(config, results, RUN_ID, env(), "--limit", str(QUESTIONS))
-    deadline = time.monotonic() + PROGRESS_DEADLINE_S
-    while entries_stored(server.path) < kill_at:
-        if victim.poll() is not None:
-            pytest.fail(f"the run ended before the server was killed:\n{finish(victim).tail()}")
-        if time.monotonic() > deadline:
-            kill_group(victim)
-            pytest.fail(f"fewer than {kill_at} entries stored in {PROGRESS_DEADLINE_S} s")
-        time.sleep(0.05)
+    wait_for_progress(victim, lambda: entries_stored(server.path), kill_at, "entries stored")
     server.kill()
     killed_at = entries_stored(server.path)
     first = finish(victim)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import subprocess
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -21,6 +20,7 @@ from tests.faults.runs import (
     memories,
     sessions_done,
     start_run,
+    wait_for_progress,
 )
 
 RUN_ID = "killed"
@@ -29,7 +29,6 @@ SESSIONS = 316  # of the first 30 sample questions
 STAGE_RESULTS = 4 * QUESTIONS  # ingest, retrieval, answer and judge of each question
 KILLS = 5
 SEED = 20240605
-PROGRESS_DEADLINE_S = 180.0
 
 CONFIG = """\
 [ingest]
@@ -56,14 +55,7 @@ def kill_points() -> list[int]:
 
 
 def kill_at(victim: subprocess.Popen[str], results: Path, point: int) -> int:
-    deadline = time.monotonic() + PROGRESS_DEADLINE_S
-    while (reached := progress(results)) < point:
-        if victim.poll() is not None:
-            pytest.fail(f"the run ended before progress {point}:\n{finish(victim).tail()}")
-        if time.monotonic() > deadline:
-            kill_group(victim)
-            pytest.fail(f"progress {reached} < {point} after {PROGRESS_DEADLINE_S} s")
-        time.sleep(0.05)
+    reached = wait_for_progress(victim, lambda: progress(results), point, "progress")
     kill_group(victim)
     ended = finish(victim)
     assert ended.code == -9, ended.tail()
