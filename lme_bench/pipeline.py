@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
-from lme_bench.dataset.views import make_view
+from lme_bench.dataset.views import session_keys
 from lme_bench.ingest.question import IngestOutcome as IngestOutcome
 from lme_bench.ingest.question import MemoryLocation as MemoryLocation
 from lme_bench.ingest.question import check_run_models
@@ -95,16 +95,15 @@ async def evaluate_question(
 ) -> list[RetrievalRow]:
     """Search the question's memory with the question text and score the ranking."""
     instance = ref.load()
-    view, keys = make_view(instance)
     backend = open_backend(settings)
     try:
         await backend.await_consistency(outcome.memory_id)
         found = await backend.search(
-            outcome.memory_id, view.question, top_ke=settings.retrieval.top_k, top_kc=0
+            outcome.memory_id, instance.question, top_ke=settings.retrieval.top_k, top_kc=0
         )
     finally:
         await backend.close()
-    return evaluate_retrieval(instance, keys, found.entries)
+    return evaluate_retrieval(instance, session_keys(instance), found.entries)
 
 
 def error_rows(ref: QuestionRef, error: BaseException | str) -> list[RetrievalRow]:

@@ -12,6 +12,8 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -37,7 +39,41 @@ class QuestionRef:
     shard: str
 
     def load(self) -> Instance:
-        return Instance.model_validate_json(Path(self.shard).read_bytes())
+        """The question, validated (recently loaded ones are shared: see `LoadedQuestions`)."""
+        return LOADED.get(self.shard, self.content_sha256)
+
+
+class LoadedQuestions:
+    """Recently loaded questions, up to `budget` bytes of their files, so a question's later
+    stages (retrieval, answer, judge) reuse what its ingestion parsed: parsing and validating
+    a question was the largest part of those stages' own CPU time. Instances are frozen."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._lock = threading.Lock()
+        self._held: OrderedDict[tuple[str, str], tuple[Instance, int]] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, shard: str, sha256: str) -> Instance:
+        key = (shard, sha256)
+        with self._lock:
+            found = self._held.get(key)
+            if found is not None:
+                self._held.move_to_end(key)
+                return found[0]
+        data = Path(shard).read_bytes()
+        instance = Instance.model_validate_json(data)
+        with self._lock:
+            if key not in self._held and len(data) <= self.budget:
+                self._held[key] = (instance, len(data))
+                self._bytes += len(data)
+                while self._bytes > self.budget:
+                    _, (_, size) = self._held.popitem(last=False)
+                    self._bytes -= size
+        return instance
+
+
+LOADED = LoadedQuestions(budget=32 << 20)  # about twice as much in objects
 
 
 @dataclass(frozen=True, slots=True)

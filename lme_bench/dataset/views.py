@@ -48,6 +48,11 @@ class SessionKeyMap:
         return self.positions.get(key)
 
 
+def session_keys(instance: Instance) -> SessionKeyMap:
+    """The key map alone (what scoring needs), without building the view."""
+    return SessionKeyMap({session_key(r): p for r, p in enumerate(instance.session_order())})
+
+
 def make_view(instance: Instance) -> tuple[QuestionView, SessionKeyMap]:
     order = instance.session_order()
     sessions = []

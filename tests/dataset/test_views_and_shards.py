@@ -9,8 +9,8 @@ import pytest
 
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.dataset.models import Instance
-from lme_bench.dataset.shards import prepare_dataset, select_questions
-from lme_bench.dataset.views import make_view
+from lme_bench.dataset.shards import LoadedQuestions, prepare_dataset, select_questions
+from lme_bench.dataset.views import make_view, session_keys
 from tests.factories import make_question
 
 
@@ -25,6 +25,24 @@ def test_view_orders_sessions_by_date_with_opaque_keys_and_no_gold() -> None:
         assert gold not in dumped
     assert "answer" not in {f for f in view.__dataclass_fields__}
     assert view.question == "What breed is my dog?"
+    assert session_keys(instance) == keys
+
+
+def test_loaded_questions_are_shared_within_a_byte_budget(
+    write_dataset: Callable[..., Path], tmp_path: Path
+) -> None:
+    ids = ["aa11bb22", "bb22cc33", "cc33dd44"]
+    refs = prepare_dataset(write_dataset([make_question(q) for q in ids]), tmp_path).questions
+    size = max(Path(r.shard).stat().st_size for r in refs)
+    loaded = LoadedQuestions(budget=2 * size)
+    first = [loaded.get(r.shard, r.content_sha256) for r in refs[:2]]
+    assert [i.question_id for i in first] == ids[:2]
+    assert loaded.get(refs[0].shard, refs[0].content_sha256) is first[0]  # parsed once
+    loaded.get(refs[2].shard, refs[2].content_sha256)  # over budget: the oldest use goes
+    assert loaded.get(refs[1].shard, refs[1].content_sha256) is not first[1]
+    assert loaded.get(refs[0].shard, refs[0].content_sha256) == first[0]
+    other = loaded.get(refs[0].shard, "another content hash")  # a key of its own
+    assert other == first[0] and other is not loaded.get(refs[0].shard, refs[0].content_sha256)
 
 
 def test_prepare_splits_once_and_reuses(write_dataset: Callable[..., Path], tmp_path: Path) -> None:
