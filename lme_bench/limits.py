@@ -12,12 +12,14 @@ for the same values). With `[limits] shared = true`, a factory set by the orches
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextvars import ContextVar
 from typing import Protocol
 
 from lme_bench.config import Settings
@@ -35,13 +37,25 @@ class Limiter(Protocol):
 SharedLimiterFactory = Callable[[str, ProviderLimit], Limiter]
 
 
-class _Waiter:
-    __slots__ = ("future", "granted", "loop")
+call_priority: ContextVar[float] = ContextVar("call_priority", default=0.0)
+"""Which waiting call a freed slot goes to: the lowest value first, equal ones in arrival order.
+Calls that finish a question (answer, judge) keep the default 0 and go first; an ingestion sets
+the moment it started. With more ingestions than slots, the oldest then run at full speed and
+the younger fill the gaps, so questions finish one after another instead of all in step (which
+left the slots idle while they all started anew)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+
+class _Waiter:
+    __slots__ = ("future", "granted", "loop", "order")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, order: tuple[float, int]) -> None:
         self.loop = loop
+        self.order = order
         self.future: asyncio.Future[None] = loop.create_future()
         self.granted = False
+
+    def __lt__(self, other: _Waiter) -> bool:
+        return self.order < other.order
 
 
 def _wake(future: asyncio.Future[None]) -> None:
@@ -50,24 +64,25 @@ def _wake(future: asyncio.Future[None]) -> None:
 
 
 class ThreadSafeSlots:
-    """A counting semaphore for coroutines on any thread's loop; waiters are served in order.
-
-    A released slot is handed straight to the oldest waiter, whose own loop is woken."""
+    """A counting semaphore for coroutines on any thread's loop. A released slot is handed
+    straight to the waiter first by `call_priority` (then by arrival), whose loop is woken."""
 
     def __init__(self, size: int) -> None:
         if size < 1:
             raise ValueError("size must be at least 1")
         self._lock = threading.Lock()
         self._free = size
-        self._waiters: deque[_Waiter] = deque()
+        self._waiters: list[_Waiter] = []  # a heap
+        self._arrivals = itertools.count()
 
     async def acquire(self) -> None:
         with self._lock:
             if self._free > 0 and not self._waiters:
                 self._free -= 1
                 return
-            waiter = _Waiter(asyncio.get_running_loop())
-            self._waiters.append(waiter)
+            order = (call_priority.get(), next(self._arrivals))
+            waiter = _Waiter(asyncio.get_running_loop(), order)
+            heapq.heappush(self._waiters, waiter)
         try:
             await waiter.future
         except BaseException:
@@ -75,6 +90,7 @@ class ThreadSafeSlots:
                 granted = waiter.granted
                 if not granted:
                     self._waiters.remove(waiter)
+                    heapq.heapify(self._waiters)
             if granted:  # handed a slot while being cancelled: pass it on
                 self.release()
             raise
@@ -82,7 +98,7 @@ class ThreadSafeSlots:
     def release(self) -> None:
         with self._lock:
             while self._waiters:
-                waiter = self._waiters.popleft()
+                waiter = heapq.heappop(self._waiters)
                 try:
                     waiter.loop.call_soon_threadsafe(_wake, waiter.future)
                 except RuntimeError:  # that waiter's loop is closed: try the next one

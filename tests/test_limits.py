@@ -20,6 +20,7 @@ from lme_bench.limits import (
     Limiter,
     Pacer,
     ThreadSafeSlots,
+    call_priority,
     provider_limiter,
     set_shared_limiter_factory,
 )
@@ -132,6 +133,45 @@ def test_a_cancelled_waiter_leaves_no_slot_behind() -> None:
         await asyncio.wait_for(slots.acquire(), 1.0)
 
     asyncio.run(scenario())
+
+
+def test_freed_slots_go_by_call_priority_then_arrival() -> None:
+    """Answer and judge calls (priority 0) first, then the oldest ingestion's, in arrival
+    order among equals; whatever thread each waiter's loop runs on."""
+    order: list[str] = []
+
+    async def scenario() -> None:
+        slots = ThreadSafeSlots(1)
+        await slots.acquire()
+
+        async def wait(name: str, priority: float) -> None:
+            call_priority.set(priority)
+            await slots.acquire()
+            order.append(name)
+            slots.release()
+
+        names = [("young ingest", 200.0), ("old ingest", 100.0), ("answer", 0.0)]
+        names += [("judge", 0.0), ("old ingest again", 100.0)]
+        waiters = []
+        for name, priority in names:
+            waiters.append(asyncio.create_task(wait(name, priority)))
+            await asyncio.sleep(0.01)  # arrive in this order
+        other_loop = threading.Thread(target=asyncio.run, args=(wait("older ingest", 50.0),))
+        other_loop.start()
+        await asyncio.sleep(0.05)
+        slots.release()
+        await asyncio.gather(*waiters)
+        other_loop.join(5)
+
+    asyncio.run(scenario())
+    assert order == [
+        "answer",
+        "judge",
+        "older ingest",
+        "old ingest",
+        "old ingest again",
+        "young ingest",
+    ]
 
 
 def _settings(shared: bool = False, **providers: ProviderLimit) -> Settings:

@@ -21,7 +21,7 @@ from lme_bench.config import IngestSettings
 from lme_bench.dataset.views import QuestionView, SessionView
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.limits import Limiter
+from lme_bench.limits import Limiter, call_priority
 from lme_bench.memory.base import MemoryBackend
 from lme_bench.memory.tool_results import default_prompts
 from lme_bench.memory.types import NewEntry
@@ -156,6 +156,7 @@ class AgentIngestor:
         self, question_id: str, view: QuestionView, vault_id: str, memory_id: str
     ) -> list[SessionRecord]:
         prompts = await self.prompts()
+        call_priority.set(time.monotonic())  # older ingestions' calls go first
         return [
             await self.session(question_id, i, s, prompts, vault_id, memory_id)
             for i, s in enumerate(view.sessions)

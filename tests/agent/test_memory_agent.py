@@ -210,3 +210,31 @@ def test_prompt_grows_linearly_with_session_length(tmp_path: Path) -> None:
 
     short, long = tokens(20), tokens(40)
     assert long <= 2.2 * short
+
+
+def test_ingestion_calls_queue_by_when_the_ingestion_started(tmp_path: Path) -> None:
+    """Each model call asks the provider's limiter for a slot with the ingestion's start as its
+    priority, so an older question's calls go before a younger one's (see lme_bench.limits)."""
+    from contextlib import asynccontextmanager
+    from time import monotonic
+
+    from lme_bench.limits import call_priority
+
+    asked: list[float] = []
+
+    class Recording:
+        @asynccontextmanager
+        async def slot(self) -> Any:
+            asked.append(call_priority.get())
+            yield
+
+    setup = Setup(tmp_path, ScriptedChatModel(script=[note_taker]), mode="context-only")
+    view, _ = make_view(_question())
+    before = monotonic()
+    ingestor = AgentIngestor(
+        setup.backend, setup.model, setup.settings, setup.checkpoints, FAST, limiter=Recording()
+    )
+    asyncio.run(ingestor.ingest("aa11bb22", view, setup.vault, setup.memory))
+    assert len(asked) == 2 and asked[0] == asked[1]  # one call per session, one priority
+    assert before <= asked[0] <= monotonic()
+    assert call_priority.get() == 0.0  # set inside the ingestion only
