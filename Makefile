@@ -46,7 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/retrieval_scale.py --scale s --questions 500 --flow
 	$(BIN)/python benchmarks/retrieval_scale.py --scale m --questions 2
 	$(BIN)/python benchmarks/agent_ingestion.py --questions 5
-	$(BIN)/python benchmarks/prefect_flow.py --questions 64 --latency 0.2 --concurrency 16
+	$(BIN)/python benchmarks/prefect_flow.py --questions 500 --latency 0.2 --concurrency 16
 
 clean:
 	rm -rf results .pytest_cache .mypy_cache .ruff_cache

@@ -1,13 +1,14 @@
 """The Prefect flow's own cost: concurrency efficiency at simulated model latency, a cached
 rerun against the first run, and overhead per task and per question.
 
-    python benchmarks/prefect_flow.py --questions 64 --latency 0.2 --concurrency 16
+    python benchmarks/prefect_flow.py --questions 500 --latency 0.2 --concurrency 16
 
 On generated S-scale data, with the scripted fake models slowed to --latency seconds a call
 (a [providers.slow] of kind "fake"), against one local Prefect server:
   1. the first run: context-only ingestion, answers and judging, all through the slow model,
-     every stage and the provider limited to --concurrency: its wall time against the ideal
-     model calls x latency / concurrency;
+     at most --concurrency calls in flight (the provider's limit; retrieval, answer and judge
+     stages likewise) and --ingest questions ingesting at once: its wall time against the
+     ideal model calls x latency / concurrency;
   2. a rerun of the same run id: every stage result comes from the cache (after --settle
      seconds: a Prefect server on SQLite digests a big run's events for a while after it);
   3. answering and judging again after a QA setting changed (ingestion cached): their span
@@ -179,10 +180,15 @@ def _serial_answers(config: Path, data: Path, results: Path, questions: int) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, default=64)
+    parser.add_argument("--questions", type=int, default=500, help="500: a whole S run")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--ingest", type=int, help="questions ingesting at once (--concurrency)")
+    parser.add_argument(
+        "--ingest",
+        type=int,
+        help="questions ingesting at once (default: a quarter more than --concurrency, so a "
+        "slot a question leaves while it does its own work goes to another)",
+    )
     parser.add_argument("--serial-questions", type=int, default=16)
     parser.add_argument(
         "--settle",
@@ -193,7 +199,7 @@ def main() -> None:
     )
     parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "data")
     args = parser.parse_args()
-    ingest = args.ingest or args.concurrency
+    ingest = args.ingest or args.concurrency + args.concurrency // 4
 
     data = args.data_dir / f"lme_s_{args.questions}_seed0.json"
     if not data.exists():
@@ -206,7 +212,9 @@ def main() -> None:
             CONFIG.format(latency=args.latency, concurrency=args.concurrency, ingest=ingest)
         )
         results = Path(tmp) / "results"
+        FAKE_CALLS.reset()
         first_s, run_dir = _run(config, data, results)
+        first_peak = FAKE_CALLS.max_in_flight
         sessions = pq.read_table(f"{run_dir}/ingest.parquet").num_rows
         first_calls = _calls(run_dir, ("ingest", "hypotheses", "scores"))
         time.sleep(args.settle)
@@ -226,7 +234,8 @@ def main() -> None:
     print(f"| questions | {args.questions} ({sessions} sessions) |")
     print(
         f"| first run, all stages ({first_calls} calls, concurrency {args.concurrency}, "
-        f"ingest {ingest}) | {first_s:.1f} s vs ideal {ideal:.1f} s = {first_s / ideal:.2f}x |"
+        f"ingest {ingest}) | {first_s:.1f} s vs ideal {ideal:.1f} s = {first_s / ideal:.2f}x, "
+        f"at most {first_peak} calls in flight |"
     )
     print(f"| cached rerun | {cached_s:.2f} s = {100 * cached_s / first_s:.1f}% of the first |")
     print(
