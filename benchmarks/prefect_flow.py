@@ -23,6 +23,7 @@ import argparse
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,32 @@ def _request(
         limit=limit,
         overrides=overrides,
     )
+
+
+class BusySlots:
+    """The mean number of fake model calls in flight while it watches, from the first call on."""
+
+    def __init__(self) -> None:
+        self.samples: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.01):
+            if self.samples or FAKE_CALLS.in_flight:
+                self.samples.append(FAKE_CALLS.in_flight)
+
+    def __enter__(self) -> BusySlots:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def mean(self) -> float:
+        return sum(self.samples) / len(self.samples) if self.samples else 0.0
 
 
 def _run(
@@ -213,7 +240,8 @@ def main() -> None:
         )
         results = Path(tmp) / "results"
         FAKE_CALLS.reset()
-        first_s, run_dir = _run(config, data, results)
+        with BusySlots() as busy:
+            first_s, run_dir = _run(config, data, results)
         first_peak = FAKE_CALLS.max_in_flight
         sessions = pq.read_table(f"{run_dir}/ingest.parquet").num_rows
         first_calls = _calls(run_dir, ("ingest", "hypotheses", "scores"))
@@ -235,7 +263,7 @@ def main() -> None:
     print(
         f"| first run, all stages ({first_calls} calls, concurrency {args.concurrency}, "
         f"ingest {ingest}) | {first_s:.1f} s vs ideal {ideal:.1f} s = {first_s / ideal:.2f}x, "
-        f"at most {first_peak} calls in flight |"
+        f"at most {first_peak} calls in flight, {busy.mean:.1f} on average from the first |"
     )
     print(f"| cached rerun | {cached_s:.2f} s = {100 * cached_s / first_s:.1f}% of the first |")
     print(
