@@ -54,19 +54,19 @@ def session_keys(instance: Instance) -> SessionKeyMap:
 
 
 def make_view(instance: Instance) -> tuple[QuestionView, SessionKeyMap]:
-    order = instance.session_order()
-    sessions = []
-    positions: dict[str, int] = {}
-    for rank, position in enumerate(order):
-        key = session_key(rank)
-        positions[key] = position
-        turns = tuple(
-            TurnView(role=t.role, content=t.content) for t in instance.haystack_sessions[position]
+    keys = session_keys(instance)
+    sessions = tuple(
+        SessionView(
+            key=key,
+            date=instance.haystack_dates[position],
+            turns=tuple(
+                TurnView(role=t.role, content=t.content)
+                for t in instance.haystack_sessions[position]
+            ),
         )
-        sessions.append(SessionView(key=key, date=instance.haystack_dates[position], turns=turns))
-    view = QuestionView(
-        question=instance.question,
-        question_date=instance.question_date,
-        sessions=tuple(sessions),
+        for key, position in keys.positions.items()  # in session order
     )
-    return view, SessionKeyMap(positions)
+    view = QuestionView(
+        question=instance.question, question_date=instance.question_date, sessions=sessions
+    )
+    return view, keys
