@@ -1,9 +1,11 @@
 """Cache keys of per-question work: what a stage's result depends on, hashed.
 
-A key joins the stage, the question's content hash, that stage's settings, the code and
-prompt versions, and the scope: the run id (`[cache] scope = "run"`) or the memory system's
-identity (`"shared"`: one ingestion reused across runs). Downstream keys also hash what the
-stage was given (the ingested memory, the hypothesis), so redoing a stage redoes what follows.
+A key joins the stage, the question's content hash, that stage's settings (with the settings
+of the providers its models come from), a hash of the stage's source and prompt files
+(lme_bench.code_digest), and the scope: the run id (`[cache] scope = "run"`) or the memory
+system's identity (`"shared"`: one ingestion reused across runs). Downstream keys also hash
+what the stage was given (the ingestion that filled the memory, the hypothesis), so redoing a
+stage redoes what follows.
 """
 
 from __future__ import annotations
@@ -13,28 +15,21 @@ import hashlib
 import json
 import re
 from dataclasses import asdict
-from importlib import metadata, resources
+from importlib import resources
 from typing import Any
 
+from lme_bench.code_digest import stage_code_digest
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow
 
-CACHE_FORMAT = "2"  # bump when a stage's result type or meaning changes
+CACHE_FORMAT = "3"  # bump when a stage's result type or meaning changes
 
 
 def digest(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-@functools.cache  # reading package metadata costs milliseconds; it cannot change in a process
-def _code_version() -> str:
-    try:
-        return f"{metadata.version('lme-bench')}/{CACHE_FORMAT}"
-    except metadata.PackageNotFoundError:
-        return f"source/{CACHE_FORMAT}"
 
 
 @functools.cache  # packaged files: they cannot change in a process
@@ -56,14 +51,28 @@ def memory_identity(settings: Settings) -> dict[str, Any]:
     return {"backend": memory.backend, "where": where, "vault": memory.vault}
 
 
+def provider_settings(settings: Settings, model: str | None) -> dict[str, Any] | None:
+    """What the provider of `model` ("provider:model") answers with: a configured
+    [providers.<name>]'s kind, endpoint and region (not its key's variable, nor a fake's
+    latency: neither changes a reply); None for a built-in provider or no model."""
+    if not model:
+        return None
+    configured = settings.providers.get(model.partition(":")[0])
+    if configured is None:
+        return None
+    return configured.model_dump(mode="json", include={"kind", "base_url", "region"})
+
+
 def _model_settings(settings: Settings, model: str | None) -> dict[str, Any]:
     models = settings.models
-    return {
+    parts = {
         "model": model,
         "temperature": models.temperature,
         "seed": models.seed,
         "max_tokens": models.max_tokens,
     }
+    provider = provider_settings(settings, model)
+    return parts | {"provider": provider} if provider else parts
 
 
 def _search_settings(settings: Settings) -> dict[str, Any]:
@@ -105,6 +114,7 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
         return {
             "judge": judge.model_dump(mode="json", exclude={"prompts_dir"}),
             "model": _model_settings(settings, settings.models.judge),
+            "second_provider": provider_settings(settings, judge.second_model),
             "prompts": load_prompt_set(judge.prompts_dir).hashes,
         }
     raise ValueError(f"no cache key for stage {stage!r}")
@@ -120,7 +130,9 @@ def memory_scope(settings: Settings, run_id: str) -> str:
 
 def upstream_digest(value: Any) -> str:
     """What a stage was handed by the stage before it."""
-    if isinstance(value, IngestOutcome | MemoryLocation):
+    if isinstance(value, IngestOutcome):  # the memory and the ingestion that filled it
+        return digest([value.memory_id, value.vault_id, value.ingestion_id])
+    if isinstance(value, MemoryLocation):
         return digest([value.memory_id, value.vault_id])
     if isinstance(value, HypothesisRow):
         return digest({k: v for k, v in asdict(value).items() if k != "seconds"})
@@ -141,7 +153,7 @@ def stage_key(
         "stage": stage,
         "question": ref.content_sha256,
         "settings": _stage_settings(stage, settings),
-        "code": _code_version(),
+        "code": [CACHE_FORMAT, stage_code_digest(stage)],
         "scope": scope if settings.cache.scope == "run" else memory_identity(settings),
         "upstream": upstream_digest(upstream) if upstream is not None else None,
     }

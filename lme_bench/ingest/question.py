@@ -45,6 +45,7 @@ class IngestOutcome:
     entries: int
     seconds: float
     sessions: list[SessionRecord] = field(default_factory=list)
+    ingestion_id: str = ""  # which ingestion filled the memory (see Checkpoints.begin_ingestion)
 
     @property
     def turns(self) -> int:
@@ -138,6 +139,9 @@ async def ingest_question(
             _claim(checkpoints, memory_id, title, empty, settings)
             if empty:  # checkpoints of an emptied memory no longer describe it
                 checkpoints.forget(memory_id)
+            ingestion_id = checkpoints.begin_ingestion(memory_id)
+        else:  # the memory as an earlier run's ingestion left it
+            ingestion_id = checkpoints.ingestion_id(memory_id)
         if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
             sessions = []
         elif settings.ingest.mode == "raw":
@@ -165,4 +169,5 @@ async def ingest_question(
         entries=entries,
         seconds=time.perf_counter() - started,
         sessions=sessions,
+        ingestion_id=ingestion_id,
     )
