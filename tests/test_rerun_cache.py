@@ -280,6 +280,52 @@ def test_deleted_memories_are_ingested_again_not_taken_from_the_cache(
     assert _without(_table(run_dir, "retrieval"), "run_id") == retrieval
 
 
+def test_memory_emptied_and_ingested_again_redoes_its_later_stages(
+    harness: None, tmp_path: Path, executed: Executed
+) -> None:
+    request = _request(tmp_path, "refilled")  # raw ingestion
+    run_dir, store = tmp_path / "refilled", tmp_path / "memory.sqlite"
+    _run(request)
+    questions = sorted({q for _, q in executed.calls})
+    first = _tables(run_dir)
+
+    # One memory emptied (the memory itself kept, so its id is the same): the same entries
+    # go back in, but from a new ingestion, so its retrieval and answer are redone. Judging
+    # sees only the question and the answer, so an answer that came out the same (as the fake
+    # reader's does) keeps its verdict; a different one would be judged anew.
+    emptied = questions[2]
+    _delete_memory(store, f"{emptied}__refilled", keep_memory_row=True)
+    executed.reset()
+    result, rerun = _run(request)
+    redone = ("ingest", "retrieval", "answer")
+    assert executed.by_stage() == {s: [emptied] if s in redone else [] for s in STAGES}
+    assert result["from_cache"] == {s: LIMIT - (s in redone) for s in STAGES}
+    assert _states(rerun, len(redone)) == {(s, emptied): "Completed" for s in redone}
+    assert FAKE_CALLS.total == 1  # its answer
+    again = _tables(run_dir)
+    assert _without(again["retrieval"], "run_id") == _without(first["retrieval"], "run_id")
+    assert _without(again["hypotheses"], "seconds") == _without(first["hypotheses"], "seconds")
+    assert again["scores"] == first["scores"]
+
+    # Stages run without ingest read each memory's ingestion back: nothing else is redone.
+    executed.reset()
+    later = RunRequest(**request.model_dump() | {"stages": ["retrieval", "answer", "judge"]})
+    result, _ = _run(later)
+    assert executed.by_stage() == {
+        "ingest": questions,  # looks each memory and its ingestion up, writes nothing
+        "retrieval": [],
+        "answer": [],
+        "judge": [],
+    }
+    assert result["from_cache"] == {
+        "ingest": 0,
+        "retrieval": LIMIT,
+        "answer": LIMIT,
+        "judge": LIMIT,
+    }
+    assert FAKE_CALLS.total == 0
+
+
 def test_emptied_memory_is_ingested_again_not_skipped_by_its_checkpoints(tmp_path: Path) -> None:
     """What the ingest task does when the flow finds a question's memory empty (its entries
     deleted, the memory itself kept) and so bypasses the cache."""
