@@ -30,6 +30,7 @@ from lme_bench.config import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.request import RunRequest
 from lme_bench.results.readback import read_hypotheses
+from lme_bench.results.recorded_settings import check_settings, record_settings
 from lme_bench.results.rerun import failed_question_ids, merge_previous
 from lme_bench.secrets import RedactingLogFilter
 from tasks import benchmark as tasks
@@ -177,15 +178,18 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     """The run: sharded into child flow runs, or every question here, then the report."""
     if request.run_id is None and request.settings().run.id is None:
         request = request.model_copy(update={"run_id": _stable_run_id()})
-    if request.shards > 1:
-        from flows.scale_out import run_shards
-
-        sharded: dict[str, Any] = run_shards(request)
-        return sharded
     started_at = datetime.now(UTC)
     settings = request.settings()
     plan = pipeline.plan_run(settings)
-    plan = replace(plan, request=request.model_dump(mode="json", exclude={"failed_only"}))
+    plan = replace(plan, request=request.model_dump(mode="json", exclude={"failed_only", "replay"}))
+    check_settings(plan.run_dir, settings, request.failed_only)
+    if not request.replay:  # a replay runs what was recorded (and keeps the first request)
+        record_settings(plan.run_dir, settings, plan.request)
+    if request.shards > 1:
+        from flows.scale_out import run_shards
+
+        sharded: dict[str, Any] = run_shards(request.model_copy(update={"replay": True}))
+        return sharded
     if settings.limits.shared:
         from tasks.limits import install_shared_limits
 

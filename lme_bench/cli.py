@@ -177,19 +177,26 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _rerun(args: argparse.Namespace) -> int:
+    """The run's recorded request with its recorded settings (whatever the environment says
+    now): only what failed or changed since is redone."""
     from lme_bench.request import RunRequest
+    from lme_bench.results.recorded_settings import recorded_run
     from lme_bench.results.rerun import failed_question_ids
     from lme_bench.results.run_folder import read_manifest
 
     run_dir = args.results_dir / args.run_id
-    asked = read_manifest(run_dir).get("request") or {}
+    recorded = recorded_run(run_dir)
+    if recorded is None:
+        read_manifest(run_dir)  # names the missing folder or manifest
+        raise RerunError(f"{run_dir}: the run recorded no settings to rerun")
     request = RunRequest.model_validate(
-        asked
+        recorded["request"]
         | {
             "run_id": args.run_id,
             "results_dir": str(args.results_dir),
             "failed_only": args.failed_only,
             "shards": 1,
+            "replay": True,
         }
     )
     if args.failed_only:
@@ -221,9 +228,11 @@ def _quiet_tracebacks(*kinds: type[BaseException]) -> None:
 def _start(request: Any) -> int:
     """Check the request's config and data, then run the flow in this process."""
     from lme_bench.pipeline import plan_run, prepare_questions
+    from lme_bench.results.recorded_settings import check_settings
 
     settings = request.settings()
     plan = plan_run(settings)
+    check_settings(plan.run_dir, settings, request.failed_only)  # before any work
     if not request.failed_only:  # fail fast on bad input
         prepare_questions(plan, request.questions, request.limit)
     request = request.model_copy(update={"run_id": plan.run_id})
