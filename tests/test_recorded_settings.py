@@ -151,3 +151,10 @@ def test_recording_the_same_settings_again_writes_nothing(
     record_settings(run_dir, _settings(tmp_path, **{"qa.top_ke": 5}), {"config": str(CONFIG)})
     assert writes == [run_dir / "config.json"]
     assert json.loads(writes[0].read_text())["settings"]["qa"]["top_ke"] == 5
+
+
+def test_a_damaged_record_is_one_error_naming_the_file(tmp_path: Path) -> None:
+    run_dir = _recorded(tmp_path)
+    (run_dir / "config.json").write_text('{"settings": {"qa": ')
+    with pytest.raises(RerunError, match=f"{run_dir / 'config.json'}: not valid JSON"):
+        check_settings(run_dir, _settings(tmp_path))

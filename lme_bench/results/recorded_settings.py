@@ -94,8 +94,11 @@ def recorded_run(run_dir: Path) -> dict[str, Any] | None:
     for name, settings_key in ((CONFIG_FILE, "settings"), ("manifest.json", "config")):
         path = run_dir / name
         if path.is_file():
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(data.get(settings_key), dict):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise RerunError(f"{path}: not valid JSON ({exc})") from None
+            if isinstance(data, dict) and isinstance(data.get(settings_key), dict):
                 return {"request": data.get("request") or {}, "settings": data[settings_key]}
     return None
 
