@@ -79,7 +79,7 @@ def test_official_rule_readable_only_and_missing_questions() -> None:
     markdown = qa_markdown(qa_summary(scores, hypotheses, types))
     assert "**Incomplete**: 2 question(s) have no verdict" in markdown and "k2, m1" in markdown
     assert "task-averaged (2 of 6 types)" in markdown
-    assert "Over readable verdicts only (the 2 replies holding neither yes nor no" in markdown
+    assert "Over readable verdicts only (left out: the 2 replies holding no yes or no" in markdown
 
 
 def test_eval_results_file_names_follow_the_official_script() -> None:

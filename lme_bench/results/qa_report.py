@@ -98,7 +98,8 @@ def qa_summary(
     type, every question of the run), the readable-only figures, and what is missing."""
     judges: dict[str, Any] = {}
     labels_by_judge: dict[str, dict[str, bool | None]] = {}
-    for judge in sorted({s.judge for s in scores}):
+    kinds = {s.judge: s.judge_kind for s in scores}
+    for judge in sorted(kinds, key=lambda name: (kinds[name] != "llm", name)):  # LLM judges lead
         mine = [s for s in scores if s.judge == judge]
         labels_by_judge[judge] = {q: v.label for q, v in first_verdicts(mine).items()}
         judges[judge] = _judge_summary(mine, question_types, prompts)
@@ -244,8 +245,9 @@ def _judge_table(name: str, judge: dict[str, Any]) -> list[str]:
     if judge["kind"] == "llm":
         readable = judge["readable_only"]
         lines += [
-            f"Over readable verdicts only (the {judge['unreadable']} replies holding neither yes "
-            "nor no, counted wrong above by the official rule, left out):",
+            f"Over readable verdicts only (left out: the {judge['unreadable']} replies holding no "
+            "yes or no word, which the official rule above reads as wrong unless they contain "
+            '"yes"):',
             "",
             *_HEADER,
             *_rows(readable, len(readable["per_type"])),
