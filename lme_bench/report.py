@@ -72,6 +72,17 @@ def _prompt_hashes(settings: Settings) -> dict[str, Any]:
     return hashes
 
 
+def _with_incomplete_banner(markdown: str, run_id: str, failed: list[str], total: int) -> str:
+    """The summary's title, then a line saying the run is incomplete: how many, which."""
+    shown = ", ".join(failed[:20]) + (" …" if len(failed) > 20 else "")
+    banner = (
+        f"**Incomplete run**: {len(failed)} of {total} questions failed ({shown}); the figures "
+        f"below leave them out. `lme-bench rerun {run_id}` redoes them.\n\n"
+    )
+    title, _, rest = markdown.partition("\n\n")
+    return f"{title}\n\n{banner}{rest}"
+
+
 def write_run(
     plan: RunPlan,
     settings: Settings,
@@ -123,6 +134,9 @@ def write_run(
         if row.status != "ok":
             results.failed.setdefault(row.question_id, row.error or "")
     failed = sorted(results.failed)
+    summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
+    if failed:
+        markdown = _with_incomplete_banner(markdown, run_id, failed, len(refs))
     if "report" in settings.stages:
         write_text_atomically(run_dir / "summary.md", markdown)
         write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")

@@ -131,6 +131,7 @@ def test_unreadable_replies_count_wrong_and_failed_calls_leave_the_run_incomplet
     readable = summary["readable_only"]["overall"]
     assert readable["n"] == len(judged) - len(unreadable) and readable["correct"] == correct
     markdown = (run_dir / "summary.md").read_text()
+    assert f"**Incomplete run**: {len(failed)} of {QUESTIONS} questions failed" in markdown
     assert f"**Incomplete**: {len(failed)} question(s) have no verdict" in markdown
     assert all(q in markdown for q in failed)
 
