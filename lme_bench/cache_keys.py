@@ -95,7 +95,7 @@ def ingest_fingerprint(settings: Settings) -> str:
 
 
 def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
-    from lme_bench.judge.prompts import load_prompt_set
+    from lme_bench.judge.prompts import judge_prompts
     from lme_bench.qa.reader import load_qa_prompts
 
     if stage == "ingest":
@@ -115,7 +115,7 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
             "judge": judge.model_dump(mode="json", exclude={"prompts_dir"}),
             "model": _model_settings(settings, settings.models.judge),
             "second_provider": provider_settings(settings, judge.second_model),
-            "prompts": load_prompt_set(judge.prompts_dir).hashes,
+            "prompts": judge_prompts(judge).hashes,
         }
     raise ValueError(f"no cache key for stage {stage!r}")
 

@@ -84,7 +84,7 @@ def test_editing_a_retrieval_metric_changes_the_retrieval_key_not_the_ingest_key
 def test_editing_a_judge_prompt_leaves_the_ingestion_alone(tmp_path: Path) -> None:
     tree = tmp_path / "lme_bench"
     shutil.copytree(code_digest.SOURCE_ROOT, tree, ignore=shutil.ignore_patterns("__pycache__"))
-    prompt = tree / "judge" / "prompts" / "v1" / "default.txt"
+    prompt = next((tree / "judge" / "prompts").rglob("default.txt"))
     prompt.write_text(prompt.read_text() + "\nAnswer yes or no.\n")
     assert code_digest.stage_code_digest("judge", tree) != code_digest.stage_code_digest("judge")
     assert code_digest.stage_code_digest("ingest", tree) == code_digest.stage_code_digest("ingest")
