@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -30,14 +31,19 @@ STAGE_ENTRIES: dict[str, str] = {
 }
 
 
-def _module_file(root: Path, name: str) -> Path | None:
-    """The source file of module `name` under `root` (the package folder), or None."""
-    parts = name.split(".")[1:]
-    folder = root.joinpath(*parts)
-    if (folder / "__init__.py").is_file():
-        return folder / "__init__.py"
-    module = folder.with_suffix(".py") if parts else None
-    return module if module is not None and module.is_file() else None
+@functools.cache  # the package's files do not change under a running process
+def _package_modules(root: Path) -> dict[str, Path]:
+    """Module name -> source file of every module under `root` (the package folder)."""
+    modules: dict[str, Path] = {}
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [d for d in subfolders if d != "__pycache__"]
+        parts = [PACKAGE, *Path(folder).relative_to(root).parts]
+        for name in files:
+            if name.endswith(".py"):
+                stem = name.removesuffix(".py")
+                module = parts if stem == "__init__" else [*parts, stem]
+                modules[".".join(module)] = Path(folder, name)
+    return modules
 
 
 _IMPORT = re.compile(
@@ -107,7 +113,7 @@ def module_closure(entry: str, root: Path = SOURCE_ROOT) -> dict[str, Path]:
         name = pending.pop()
         if name in found or name in NOT_HASHED or name.split(".")[0] != PACKAGE:
             continue
-        path = _module_file(root, name)
+        path = _package_modules(root).get(name)
         if path is None:
             if name == entry:
                 raise ValueError(f"{root}: no module {entry!r} to hash")
@@ -121,17 +127,23 @@ def _prompt_files(modules: dict[str, Path]) -> list[Path]:
     """The prompt files of each package one of whose modules reads packaged files."""
     readers = [path for name, path in modules.items() if _scan(path, name)[1]]
     folders = {path.parent / PROMPTS_FOLDER for path in readers}
-    return sorted(p for f in folders if f.is_dir() for p in f.rglob("*") if p.is_file())
+    return [p for f in folders if f.is_dir() for p in f.rglob("*") if p.is_file()]
+
+
+@functools.cache  # the package's files do not change under a running process
+def _file_digest(path: Path) -> bytes:
+    return hashlib.sha256(path.read_bytes()).digest()
 
 
 def closure_digest(entry: str, root: Path = SOURCE_ROOT) -> str:
     """A hash of the source `entry` depends on: its module closure and their prompt files."""
     modules = module_closure(entry, root)
+    files = {
+        p.relative_to(root).as_posix(): p for p in [*modules.values(), *_prompt_files(modules)]
+    }
     hasher = hashlib.sha256()
-    files = sorted(modules.values()) + _prompt_files(modules)
-    for path in files:
-        hasher.update(path.relative_to(root).as_posix().encode() + b"\0")
-        hasher.update(path.read_bytes() + b"\0")
+    for name in sorted(files):
+        hasher.update(name.encode() + b"\0" + _file_digest(files[name]))
     return hasher.hexdigest()
 
 
