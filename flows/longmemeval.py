@@ -131,6 +131,8 @@ def _run_questions(
         labels = (job.stage, f"type:{ref.question_type}") if settings.run.task_tags else ()
         with tags(*labels):
             arguments = {upstream_name.get(job.stage, "outcome"): _as_is(job.upstream)}
+            if job.stage == "judge":
+                arguments["ingestion_id"] = collector.ingestion_id(job.index)
             future: PrefectFuture[Any] = task.submit(
                 ref=_as_is(ref), settings=_as_is(settings), scope=scope, **arguments
             )
@@ -141,7 +143,10 @@ def _run_questions(
     def reuse(job: Job) -> Done | None:
         if job.stage == "ingest" and job.upstream.entries == 0:
             return None
-        key = tasks.stage_key(job.stage, refs[job.index], settings, scope, job.upstream)
+        ingestion_id = collector.ingestion_id(job.index) if job.stage == "judge" else None
+        key = tasks.stage_key(
+            job.stage, refs[job.index], settings, scope, job.upstream, ingestion_id
+        )
         hit, value = tasks.cached_result(by_stage[job.stage], key)
         reused[job.stage] += hit
         return Done(job, value, None) if hit else None

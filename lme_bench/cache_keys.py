@@ -145,8 +145,11 @@ def stage_key(
     settings: Settings,
     scope: str,
     upstream: Any = None,
+    ingestion_id: str | None = None,
 ) -> str | None:
-    """The cache key of one question's stage, or None when caching is off."""
+    """The cache key of one question's stage, or None when caching is off. Judging also
+    hashes the ingestion behind the answer (`ingestion_id`): a memory filled again redoes
+    every stage after it, even where an answer comes out the same."""
     if settings.cache.scope == "off":
         return None
     parts = {
@@ -157,5 +160,7 @@ def stage_key(
         "scope": scope if settings.cache.scope == "run" else memory_identity(settings),
         "upstream": upstream_digest(upstream) if upstream is not None else None,
     }
+    if ingestion_id is not None:
+        parts["ingestion"] = ingestion_id
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", ref.question_id)[:40]
     return f"{stage}-{name}-{digest(parts)[:32]}"

@@ -150,6 +150,9 @@ def test_a_memory_ingested_again_changes_every_later_key(tmp_path: Path) -> None
     for stage in ("retrieval", "answer"):
         first = cache_keys.stage_key(stage, REF, settings, "run-1", OUTCOME)
         assert cache_keys.stage_key(stage, REF, settings, "run-1", again) != first
+    judged = cache_keys.stage_key("judge", REF, settings, "run-1", _hypothesis(), "first")
+    rejudged = cache_keys.stage_key("judge", REF, settings, "run-1", _hypothesis(), "second")
+    assert judged != rejudged  # the same answer, from a memory filled again
     timing = IngestOutcome("q1", "vault", "memory-1", 4, 9.9, ingestion_id="first")
     assert _key("retrieval", settings) == cache_keys.stage_key(
         "retrieval", REF, settings, "run-1", timing
