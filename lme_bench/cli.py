@@ -64,6 +64,14 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--source", type=Path, help="questions to build on (default: the sample)")
     gen.add_argument("--out", type=Path, required=True)
 
+    dataset = commands.add_parser("dataset", help="the official LongMemEval files")
+    dataset_commands = dataset.add_subparsers(dest="dataset_command", required=True)
+    fetch = dataset_commands.add_parser(
+        "download", help="fetch an official file from the cleaned release, verified by sha256"
+    )
+    fetch.add_argument("variant", choices=("oracle", "s", "m"))
+    fetch.add_argument("--to", type=Path, default=Path("data"), help="folder (default: data)")
+
     memory = commands.add_parser("memory", help="the embedded memory store")
     memory_commands = memory.add_subparsers(dest="memory_command", required=True)
     serve = memory_commands.add_parser(
@@ -252,6 +260,19 @@ def _start(request: Any) -> int:
     return 0
 
 
+def _download(args: argparse.Namespace) -> int:
+    from lme_bench.dataset.download import DownloadError, download
+
+    try:
+        done = download(args.variant, args.to)
+    except DownloadError as exc:
+        print(f"lme-bench: error: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    against = {"lme-bench": "the sha256 lme-bench knows", "hub": "the hub's published sha256"}
+    print(f"{done.path}: sha256 {done.sha256}, verified against {against[done.verified_against]}")
+    return 0
+
+
 def _generate(args: argparse.Namespace) -> int:
     from lme_bench.dataset.generate import generate_dataset
 
@@ -294,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
             return _memory_serve(args)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "dataset":
+            return _download(args)
         return _generate(args)
     except (ConfigError, DatasetError, CompareError, RerunError) as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)
