@@ -142,7 +142,9 @@ async def ingest_question(
         if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
             sessions = []
         elif settings.ingest.mode == "raw":
-            sessions = await ingest_raw(ref.question_id, view, backend, vault_id, memory_id)
+            sessions = await ingest_raw(
+                ref.question_id, view, backend, vault_id, memory_id, checkpoints, fresh=empty
+            )
         else:
             model, policy, spec = model_for("agent", settings)
             limiter = provider_limiter(settings, spec.provider)
