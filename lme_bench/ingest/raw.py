@@ -75,7 +75,7 @@ async def ingest_raw(
             session_index=index,
             mode=MODE,
             turns=len(session.turns),
-            memory_calls={"add_entry": len(to_send)} if to_send else {},
+            memory_calls={"add_entry": len(to_send)},
             entries_written=len(entries),  # what the memory holds of the session
             resumed=len(to_send) < len(entries),
         )
