@@ -197,11 +197,13 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     plan = pipeline.plan_run(settings)
     plan = replace(plan, request=request.model_dump(mode="json", exclude={"failed_only", "replay"}))
     check_settings(plan.run_dir, settings, request.failed_only)
-    if not request.replay:  # a replay runs what was recorded (and keeps the first request)
-        record_settings(plan.run_dir, settings, plan.request)
+    # A replay runs what was recorded (and keeps the first request).
+    record = not request.replay
     if request.shards > 1:
         from flows.scale_out import run_shards
 
+        if record:  # the shards replay it
+            record_settings(plan.run_dir, settings, plan.request)
         sharded: dict[str, Any] = run_shards(request.model_copy(update={"replay": True}))
         return sharded
     if settings.limits.shared:
@@ -212,6 +214,8 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     if request.failed_only:
         question_ids = failed_question_ids(plan.run_dir, request.questions)
     prepared, refs = tasks.prepare_questions(plan, question_ids, request.limit)
+    if record:  # once the input is known to be good
+        record_settings(plan.run_dir, settings, plan.request)
     existing = None
     if "judge" in settings.stages and "answer" not in settings.stages:
         existing = {h.question_id: h for h in read_hypotheses(plan.run_dir / "hypotheses.parquet")}

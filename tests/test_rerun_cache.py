@@ -21,6 +21,7 @@ from prefect.testing.utilities import prefect_test_harness
 
 from flows.longmemeval import RunFailures, longmemeval
 from lme_bench import cli, pipeline
+from lme_bench.dataset.errors import DatasetError
 from lme_bench.memory.titles import memory_title
 from lme_bench.providers.fake_stats import FAKE_CALLS
 from lme_bench.request import RunRequest
@@ -223,6 +224,19 @@ def test_a_new_judge_setting_with_judging_alone_redoes_only_the_judging(
     ]
     recorded = json.loads((run_dir / "config.json").read_text())
     assert recorded["settings"]["judge"]["repeats"] == 2  # what the next rerun replays
+
+
+def test_a_run_stopped_by_bad_input_records_no_settings(
+    harness: None, tmp_path: Path, executed: Executed
+) -> None:
+    missing = tmp_path / "no-such.json"
+    bad = _request(tmp_path, "typo").model_copy(update={"dataset": str(missing)})
+    with pytest.raises(DatasetError, match="no such file"):
+        _run(bad)
+    assert not (tmp_path / "typo" / "config.json").exists()
+    result, _ = _run(_request(tmp_path, "typo"))  # the same run id, the input put right
+    assert result["from_cache"] == dict.fromkeys(STAGES, 0)
+    assert (tmp_path / "typo" / "config.json").is_file()
 
 
 def test_rerun_replays_the_recorded_settings_whatever_the_environment_says(
