@@ -17,8 +17,13 @@ from lme_bench.dataset.views import make_view
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.ingest.raw import session_entries
 from lme_bench.memory.embedded import EmbeddedBackend
-from lme_bench.metrics.retrieval import score_ranking, score_turn_ranking_at_session_level
+from lme_bench.metrics.retrieval import (
+    mean_metrics,
+    score_ranking,
+    score_turn_ranking_at_session_level,
+)
 from lme_bench.pipeline import evaluate_question, ingest_question, plan_run, prepare_questions
+from lme_bench.results.summary import summarize_retrieval
 from lme_bench.retrieval import RetrievalRow, corpus_turn_ids, evaluate_retrieval
 from tests.factories import make_question
 
@@ -139,3 +144,24 @@ def test_empty_turns_are_not_ranked_and_change_no_metric(tmp_path: Path) -> None
         full = [*ranked[:at], *empty, *ranked[at:]]
         assert score_ranking(full, corpus) == rows["turn"].metrics
         assert score_turn_ranking_at_session_level(full, corpus) == rows["session"].metrics
+
+
+def test_the_second_average_keeps_the_questions_run_retrieval_keeps(ingested: Ingested) -> None:
+    settings, refs, outcomes = ingested
+    rows = [
+        row
+        for ref, outcome in zip(refs, outcomes, strict=True)
+        for row in _rows(settings, ref, outcome).values()
+    ]
+    kept = {  # run_retrieval.py: not `_abs`, and some user turn has `has_answer`
+        ref.question_id
+        for ref in refs
+        if "_abs" not in ref.question_id
+        and any(t.has_answer for s in ref.load().haystack_sessions for t in s if t.role == "user")
+    }
+    assert 0 < len(kept) < sum(not ref.is_abstention for ref in refs)
+    summary = summarize_retrieval(rows)
+    for granularity in ("session", "turn"):
+        mine = [r for r in rows if r.granularity == granularity and r.question_id in kept]
+        evidenced = summary[granularity]["with_user_evidence"]["overall"]
+        assert evidenced == {"n": len(kept), **mean_metrics([r.metrics for r in mine])}
