@@ -86,7 +86,7 @@ def ingest_fingerprint(settings: Settings) -> str:
 
 
 def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
-    from lme_bench.judge.prompts import load_prompt_set
+    from lme_bench.judge.prompts import judge_prompts
     from lme_bench.qa.reader import load_qa_prompts
 
     if stage == "ingest":
@@ -105,7 +105,7 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
         return {
             "judge": judge.model_dump(mode="json", exclude={"prompts_dir"}),
             "model": _model_settings(settings, settings.models.judge),
-            "prompts": load_prompt_set(judge.prompts_dir).hashes,
+            "prompts": judge_prompts(judge).hashes,
         }
     raise ValueError(f"no cache key for stage {stage!r}")
 
