@@ -9,15 +9,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lme_bench.cache_keys import memory_scope
 from lme_bench.config import Settings
 from lme_bench.dataset.known import describe_release
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
+from lme_bench.estimate import calls_models, estimate_run
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.judge.prompts import judge_prompts
+from lme_bench.memory.titles import memory_titles
 from lme_bench.pipeline import RunPlan, bundled_sample, search_description, search_label
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.cost import cost_markdown, run_cost
+from lme_bench.results.estimate_report import beside_spent, beside_spent_markdown, spent_by_stage
 from lme_bench.results.ingest_table import ingest_table, ingest_totals, totals_markdown
 from lme_bench.results.manifest import build_manifest, write_manifest
 from lme_bench.results.qa_report import (
@@ -133,6 +137,15 @@ def write_run(
     for row in results.retrieval or []:
         if row.status != "ok":
             results.failed.setdefault(row.question_id, row.error or "")
+    if calls_models(settings):
+        estimate = estimate_run((r.load() for r in refs), settings)
+        spent = spent_by_stage(
+            records or read_ingest(run_dir / "ingest.parquet"),
+            results.hypotheses or [],
+            results.scores or [],
+        )
+        summary["estimate"] = beside_spent(estimate, spent)
+        markdown += "\n" + beside_spent_markdown(summary["estimate"])
     failed = sorted(results.failed)
     summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
     if failed:
@@ -167,6 +180,9 @@ def write_run(
         },
         prompts=_prompt_hashes(settings),
         memories={o.question_id: o.memory_id for o in results.outcomes},
+        memory_titles=memory_titles(
+            [r.question_id for r in refs], memory_scope(settings, run_id), settings.run.results_dir
+        ),
         memory_entries={o.question_id: o.entries for o in results.outcomes},
         search=search_description(settings),
         config=settings.redacted(),
