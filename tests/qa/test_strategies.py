@@ -45,6 +45,10 @@ def test_fuse_leaves_unscored_hits_out_of_the_fusion_and_puts_them_last() -> Non
     merged = fuse([a, b])
     # m1, m3: 1/61 (ties keep first appearance); m2: 1/62 + 1/64; then f1, f2 as first seen.
     assert [h.entry_id for h in merged.entries] == ["m2", "m1", "m3", "f1", "f2"]
+    # A server that gives no scores at all: rank alone, as before.
+    c = SearchResult([_hit("x", score=0.0), _hit("y", score=0.0)], [], None, None)
+    d = SearchResult([_hit("y", score=0.0)], [], None, None)
+    assert [h.entry_id for h in fuse([c, d]).entries] == ["y", "x"]
 
 
 def _memory(tmp_path: Path) -> tuple[EmbeddedBackend, str, Instance]:
