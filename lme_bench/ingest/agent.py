@@ -28,6 +28,7 @@ from lme_bench.memory.tool_results import default_prompts
 from lme_bench.memory.types import NewEntry
 from lme_bench.providers.calls import CallAccount, CountedModel
 from lme_bench.providers.retry import RetryPolicy
+from lme_bench.stop_signal import check_stopping
 
 
 class AgentIngestor:
@@ -98,6 +99,7 @@ class AgentIngestor:
         memory_id: str,
     ) -> SessionRecord:
         mode = self.settings.mode
+        check_stopping()
         saved = self.checkpoints.load(memory_id, session.key, mode)
         if saved is not None:
             state, record, entries, context = saved

@@ -20,6 +20,7 @@ from lme_bench.ingest.held import TurnKey, held_turns, missing
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.memory.base import MemoryBackend
 from lme_bench.memory.types import NewEntry
+from lme_bench.stop_signal import check_stopping
 
 SUMMARY_LIMIT = 512  # Mycelian's entry summary limit, in characters
 MODE = "raw"
@@ -58,6 +59,7 @@ async def ingest_raw(
     sent: list[SessionRecord] = []
     held: set[TurnKey] | None = set() if fresh else None
     for index, session in enumerate(view.sessions):
+        check_stopping()
         saved = checkpoints.load(memory_id, session.key, MODE)
         if saved is not None and saved[0] == "done":
             record = saved[1]
