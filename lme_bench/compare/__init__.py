@@ -18,6 +18,7 @@ from lme_bench.compare.chart import chart, render_png
 from lme_bench.compare.load import (
     RETRIEVAL_METRICS,
     CompareError,
+    SessionRetrieval,
     load_scores,
     load_session_retrieval,
     same_judging,
@@ -51,18 +52,25 @@ def _file_stem(run_a: str, run_b: str) -> str:
 
 def _retrieval(
     results_dir: Path, run_a: str, run_b: str, resamples: int, seed: int
-) -> list[MetricComparison] | None:
+) -> tuple[list[MetricComparison], list[MetricComparison]] | None:
+    """Paired session-level deltas under both averages: the official printer's (every
+    non-abstention question) and run_retrieval.py's (those with evidence in user turns)."""
     a = load_session_retrieval(results_dir, run_a)
     b = load_session_retrieval(results_dir, run_b)
     if a is None or b is None:
         return None
-    return compare_metrics(
-        {q: (r.question_type, r.metrics) for q, r in a.items()},
-        {q: (r.question_type, r.metrics) for q, r in b.items()},
-        RETRIEVAL_METRICS,
-        resamples=resamples,
-        seed=seed,
-    )
+
+    def pairs(only_user_evidence: bool) -> list[MetricComparison]:
+        def side(run: dict[str, SessionRetrieval]) -> dict[str, tuple[str, dict[str, float]]]:
+            return {
+                q: (r.question_type, r.metrics)
+                for q, r in run.items()
+                if r.user_evidence or not only_user_evidence
+            }
+
+        return compare_metrics(side(a), side(b), RETRIEVAL_METRICS, resamples=resamples, seed=seed)
+
+    return pairs(False), pairs(True)
 
 
 def build_comparison(
@@ -83,6 +91,7 @@ def build_comparison(
     labels_a, labels_b = select_labels(
         scores_a, scores_b, judge, allow_different_judges=allow_different_judges
     )
+    retrieval = _retrieval(results_dir, run_a, run_b, resamples, seed)
     return Comparison(
         run_a=run_a,
         run_b=run_b,
@@ -90,7 +99,8 @@ def build_comparison(
         labels_b=labels_b,
         judging_matches=same_judging(labels_a, labels_b),
         qa=compare_labels(labels_a.judged, labels_b.judged, resamples=resamples, seed=seed),
-        retrieval=_retrieval(results_dir, run_a, run_b, resamples, seed),
+        retrieval=retrieval[0] if retrieval else None,
+        retrieval_with_user_evidence=retrieval[1] if retrieval else None,
         resamples=resamples,
         seed=seed,
     )

@@ -31,7 +31,14 @@ _SCORE_COLUMNS = (
     "label",
     "status",
 )
-_RETRIEVAL_COLUMNS = ("question_id", "question_type", "is_abstention", "granularity", "status")
+_RETRIEVAL_COLUMNS = (
+    "question_id",
+    "question_type",
+    "is_abstention",
+    "granularity",
+    "status",
+    "n_evidence",
+)
 
 
 class CompareError(ValueError):
@@ -78,6 +85,7 @@ class JudgeLabels:
 class SessionRetrieval:
     question_type: str
     metrics: dict[str, float]
+    user_evidence: bool = True  # evidence in user turns (run_retrieval.py averages only these)
 
 
 def _read(path: Path, columns: Sequence[str], what: str) -> list[dict[str, Any]]:
@@ -122,7 +130,9 @@ def load_session_retrieval(results_dir: Path, run_id: str) -> dict[str, SessionR
             continue
         values = {m: row[m] for m in RETRIEVAL_METRICS}
         if all(v is not None for v in values.values()):
-            found[row["question_id"]] = SessionRetrieval(row["question_type"], values)
+            found[row["question_id"]] = SessionRetrieval(
+                row["question_type"], values, row["n_evidence"] > 0
+            )
     return found
 
 

@@ -42,12 +42,16 @@ JUDGING_NOTE = (
     "(left out of every mean)."
 )
 RETRIEVAL_NOTE = (
-    "Session-level retrieval: means over the non-abstention questions with status ok in both "
-    "runs (each question counts once). recall_any@5: some evidence session in the top 5; "
+    "Session-level retrieval: means over the questions with status ok in both runs (each "
+    "question counts once), under two averages: the official printer's (every non-abstention "
+    "question; the headline) and run_retrieval.py's (also without the questions that have no "
+    "evidence in user turns). recall_any@5: some evidence session in the top 5; "
     "recall_all@5: all of them; ndcg_any@5: binary-relevance nDCG. 95% interval: paired "
     "percentile bootstrap over those questions, stratified by question type ({resamples} "
     "resamples, seed {seed})."
 )
+HEADLINE_AVERAGE = "official printer (skip `_abs`)"
+USER_EVIDENCE_AVERAGE = "run_retrieval.py (also skip no user-turn evidence)"
 ROW_LABELS = {
     "task-averaged": "task-averaged (mean of per-type accuracies)",
     "overall": "overall (mean over all judged questions)",
@@ -66,6 +70,8 @@ class Comparison:
     retrieval: list[MetricComparison] | None  # None: a run has no retrieval.parquet
     resamples: int
     seed: int
+    # the same under run_retrieval.py's average (questions with evidence in user turns)
+    retrieval_with_user_evidence: list[MetricComparison] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,8 +162,15 @@ def sections(c: Comparison) -> list[Section]:
             Section(
                 "Retrieval (session level)",
                 [RETRIEVAL_NOTE.format(resamples=c.resamples, seed=c.seed)],
-                ["metric", "paired n", "A", "B", "Δ B-A", "95% CI of Δ"],
-                [_metric_row(m) for m in c.retrieval],
+                ["average", "metric", "paired n", "A", "B", "Δ B-A", "95% CI of Δ"],
+                [
+                    *[[HEADLINE_AVERAGE, *_metric_row(m)] for m in c.retrieval],
+                    *[
+                        [USER_EVIDENCE_AVERAGE, *_metric_row(m)]
+                        for m in c.retrieval_with_user_evidence or []
+                    ],
+                ],
+                numeric_from=2,
             )
         )
     result.append(Section("Judging", [JUDGING_NOTE]))
@@ -268,6 +281,9 @@ def to_json(c: Comparison) -> dict[str, Any]:
             "granularity": "session",
             "note": RETRIEVAL_NOTE.format(resamples=c.resamples, seed=c.seed),
             "metrics": {m.metric: _paired(m.paired) for m in c.retrieval},
+            "with_user_evidence": {
+                m.metric: _paired(m.paired) for m in c.retrieval_with_user_evidence or []
+            },
         }
     return {
         "runs": {"a": _run(c.run_a, c.labels_a), "b": _run(c.run_b, c.labels_b)},

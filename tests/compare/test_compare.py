@@ -106,10 +106,12 @@ def write_run(
     return folder
 
 
-def _retrieval(qid: str, values: tuple[float, float, float], status: str = "ok") -> RetrievalRow:
+def _retrieval(
+    qid: str, values: tuple[float, float, float], status: str = "ok", n_evidence: int = 1
+) -> RetrievalRow:
     metrics = dict(zip(("recall_any@5", "recall_all@5", "ndcg_any@5"), values, strict=True))
     return RetrievalRow(
-        qid, TYPES[qid[0]], qid.endswith("_abs"), "session", ["s1"], metrics, 1, status
+        qid, TYPES[qid[0]], qid.endswith("_abs"), "session", ["s1"], metrics, n_evidence, status
     )
 
 
@@ -125,7 +127,7 @@ def results(tmp_path: Path) -> Path:
         write_run(root, "run-a", RUN_A),
         [
             _retrieval("t0", (1.0, 0.0, 0.5)),
-            _retrieval("t1", (0.0, 0.0, 0.0)),
+            _retrieval("t1", (0.0, 0.0, 0.0), n_evidence=0),  # no evidence in user turns
             _retrieval("k0", (1.0, 1.0, 1.0)),
             _retrieval("k2_abs", (0.0, 0.0, 0.0)),  # abstention: skipped
         ],
@@ -134,7 +136,7 @@ def results(tmp_path: Path) -> Path:
         write_run(root, "run-b", RUN_B),
         [
             _retrieval("t0", (1.0, 1.0, 1.0)),
-            _retrieval("t1", (1.0, 0.0, 0.63)),
+            _retrieval("t1", (1.0, 0.0, 0.63), n_evidence=0),
             _retrieval("k0", (0.0, 0.0, 0.0), status="error"),  # not ok in B: not paired
             _retrieval("k2_abs", (1.0, 1.0, 1.0)),
         ],
@@ -224,6 +226,16 @@ def test_session_retrieval_deltas(results: Path) -> None:
     assert retrieval["ndcg_any@5"]["delta"] == pytest.approx((1.0 + 0.63) / 2 - 0.25)
     low, high = retrieval["ndcg_any@5"]["ci95"]
     assert low <= (1.0 + 0.63) / 2 - 0.25 <= high
+
+
+def test_session_retrieval_deltas_under_run_retrievals_average(results: Path) -> None:
+    found = _compare(results)["retrieval"]["with_user_evidence"]
+    assert found["recall_any@5"]["n"] == 1  # t0 only: t1 has no evidence in user turns
+    assert (found["recall_all@5"]["a"], found["recall_all@5"]["b"]) == (0.0, 1.0)
+    assert found["ndcg_any@5"]["delta"] == pytest.approx(1.0 - 0.5)
+    markdown = (results / "compare" / "compare-run-a-vs-run-b.md").read_text()
+    assert "| official printer (skip `_abs`) | recall_any@5 | 2 |" in markdown
+    assert "| run_retrieval.py (also skip no user-turn evidence) | recall_any@5 | 1 |" in markdown
 
 
 def test_judge_choice_and_mismatch(results: Path) -> None:
