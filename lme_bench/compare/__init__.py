@@ -26,7 +26,7 @@ from lme_bench.compare.load import (
     same_judging,
     select_labels,
 )
-from lme_bench.compare.paired import MetricComparison, compare_labels, compare_metrics
+from lme_bench.compare.paired import compare_labels, compare_metrics
 from lme_bench.compare.report import (
     Comparison,
     QaPart,
