@@ -24,6 +24,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from flows import artifacts, schedule
+from flows.scale_out import run_shards
 from flows.stopping import stopping_cleanly
 from lme_bench import cache_keys, pipeline
 from lme_bench.collect import Done, Job, RunCollector
@@ -60,12 +61,15 @@ def run_longmemeval(request: RunRequest) -> dict[str, Any]:
 
 
 def _run_name() -> str:
-    request = flow_run.parameters.get("request") or {}
-    if isinstance(request, RunRequest):
-        request = request.model_dump()
-    run_id, config = request.get("run_id") or "new run", request.get("config") or "default config"
-    label = f" {request['label']}" if request.get("label") else ""
-    return f"longmemeval {run_id}{label} ({config})"  # no [...]: CLI output reads it as markup
+    """`longmemeval <run id>[ <label>] (<config>)`, the run id as the run will use it."""
+    given = flow_run.parameters.get("request") or {}
+    try:
+        request = given if isinstance(given, RunRequest) else RunRequest.model_validate(given)
+        run_id = request.run_id or request.settings().run.id or _stable_run_id()
+    except Exception:  # a bad request fails the run itself, with its own error
+        return "longmemeval (bad request)"
+    label = f" {request.label}" if request.label else ""
+    return f"longmemeval {run_id}{label} ({request.config})"  # no [...]: the CLI reads markup
 
 
 def _mask_secrets_in_logs() -> None:
@@ -188,24 +192,27 @@ def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
         return _run_request(request)
 
 
-def _run_request(request: RunRequest) -> dict[str, Any]:
-    """The run: sharded into child flow runs, or every question here, then the report."""
-    if request.run_id is None and request.settings().run.id is None:
-        request = request.model_copy(update={"run_id": _stable_run_id()})
-    started_at = datetime.now(UTC)
+def _checked_plan(request: RunRequest, record: bool) -> tuple[Settings, pipeline.RunPlan]:
+    """The request's settings and plan, refused (SettingsChanged) when its run id recorded
+    other settings; with `record`, a request that is no replay records them."""
     settings = request.settings()
     plan = pipeline.plan_run(settings)
     plan = replace(plan, request=request.model_dump(mode="json", exclude={"failed_only", "replay"}))
     check_settings(plan.run_dir, settings, request.failed_only)
-    # A replay runs what was recorded (and keeps the first request).
-    record = not request.replay
-    if request.shards > 1:
-        from flows.scale_out import run_shards
+    if record and not request.replay:  # a replay runs what was recorded, keeping the first request
+        record_settings(plan.run_dir, settings, plan.request)
+    return settings, plan
 
-        if record:  # the shards replay it
-            record_settings(plan.run_dir, settings, plan.request)
-        sharded: dict[str, Any] = run_shards(request.model_copy(update={"replay": True}))
-        return sharded
+
+def _run_request(request: RunRequest) -> dict[str, Any]:
+    """The run: sharded into child flow runs, or every question here, then the report."""
+    if request.run_id is None and request.settings().run.id is None:
+        request = request.model_copy(update={"run_id": _stable_run_id()})
+    if request.shards > 1:  # the shards run as child flow runs replaying the settings recorded
+        _checked_plan(request, record=True)  # here; this run then reports
+        request = run_shards(request.model_copy(update={"replay": True}))
+    started_at = datetime.now(UTC)
+    settings, plan = _checked_plan(request, record=False)
     if settings.limits.shared:
         from tasks.limits import install_shared_limits
 
@@ -214,7 +221,7 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     if request.failed_only:
         question_ids = failed_question_ids(plan.run_dir, request.questions)
     prepared, refs = tasks.prepare_questions(plan, question_ids, request.limit)
-    if record:  # once the input is known to be good
+    if not request.replay:  # once the input is known to be good
         record_settings(plan.run_dir, settings, plan.request)
     existing = None
     if "judge" in settings.stages and "answer" not in settings.stages:

@@ -24,7 +24,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow
 
-CACHE_FORMAT = "3"  # bump when a stage's result type or meaning changes
+CACHE_FORMAT = "3"  # bump when a stage's result type or meaning changes (3: full rankings)
 
 
 def digest(value: Any) -> str:
