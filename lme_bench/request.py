@@ -68,7 +68,9 @@ class RunRequest(BaseModel):
 
         if self.run_id is None:
             raise RerunError("replay needs the run id whose settings to replay")
-        run_dir = Path(self.results_dir or "results") / self.run_id
+        # The run's folder: under the results folder asked for, else the config's.
+        results = self.results_dir or load_settings(Path(self.config)).run.results_dir
+        run_dir = Path(results) / self.run_id
         recorded = recorded_run(run_dir)
         if recorded is None:
             raise RerunError(f"{run_dir}: no run here (no {CONFIG_FILE}); check the run id")

@@ -158,3 +158,17 @@ def test_a_damaged_record_is_one_error_naming_the_file(tmp_path: Path) -> None:
     (run_dir / "config.json").write_text('{"settings": {"qa": ')
     with pytest.raises(RerunError, match=f"{run_dir / 'config.json'}: not valid JSON"):
         check_settings(run_dir, _settings(tmp_path))
+
+
+def test_a_replay_without_a_results_folder_finds_the_run_under_the_configs(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text(
+        f'[run]\nresults_dir = "{tmp_path / "elsewhere"}"\n[models]\nqa = "fake:echo"\n'
+    )
+    first = RunRequest(config=str(config), run_id="r2")
+    settings = first.settings()
+    record_settings(tmp_path / "elsewhere" / "r2", settings, first.model_dump(mode="json"))
+    replayed = first.model_copy(update={"replay": True}).settings()
+    assert replayed.redacted() == settings.redacted()
