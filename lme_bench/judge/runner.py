@@ -14,7 +14,7 @@ from lme_bench.judge.prompts import PromptSet
 from lme_bench.judge.verdict import read_verdict
 from lme_bench.limits import Limiter
 from lme_bench.providers.calls import CallAccount, CountedModel, text_of
-from lme_bench.providers.retry import RetryPolicy
+from lme_bench.providers.retry import RetryPolicy, set_retry_columns
 from lme_bench.results.qa_tables import ScoreRow
 from lme_bench.secrets import redact_secrets
 
@@ -59,7 +59,7 @@ class LlmJudge:
         verdict = read_verdict(reply)
         if verdict.status != "ok" and error is None:
             error = redact_secrets(f"judge {self.name} gave no yes/no verdict: {reply[:80]!r}")
-        return ScoreRow(
+        row = ScoreRow(
             question_id=question_id,
             question_type=question_type,
             is_abstention=is_abstention,
@@ -76,10 +76,11 @@ class LlmJudge:
             llm_calls=account.calls,
             input_tokens=account.input_tokens,
             output_tokens=account.output_tokens,
-            retries=account.retries.retries,
             seconds=time.perf_counter() - started,
             error=error,
         )
+        set_retry_columns(row, account.retries)
+        return row
 
 
 def fallback_row(

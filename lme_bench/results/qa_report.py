@@ -12,6 +12,7 @@ from typing import Any
 from lme_bench.config import PriceSettings
 from lme_bench.judge.runner import attribute
 from lme_bench.metrics.qa import Accuracy, Judged, score_qa
+from lme_bench.providers.retry import retries_text, retry_totals
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
@@ -85,6 +86,7 @@ def qa_summary(
             "judge_errors": qa.judge_errors,
             "repeat_agreement": _repeat_agreement(mine) if len(repeats) > 1 else None,
             "attribution": dict(Counter(s.attribution for s in mine if s.repeat == 0)),
+            **retry_totals(mine),
         }
     answered = [h for h in hypotheses if h.status == "ok"]
     cost = _cost(hypotheses, prices)
@@ -99,6 +101,7 @@ def qa_summary(
             "llm_calls": sum(h.llm_calls for h in hypotheses),
             "input_tokens": sum(h.input_tokens for h in hypotheses),
             "output_tokens": sum(h.output_tokens for h in hypotheses),
+            **retry_totals(hypotheses),
         },
         "cost": None
         if cost is None
@@ -197,7 +200,8 @@ def _judge_table(name: str, judge: dict[str, Any]) -> list[str]:
     causes = ", ".join(f"{k} {v}" for k, v in sorted(judge["attribution"].items()))
     lines += [
         "",
-        f"Judge errors (not counted as wrong): {judge['judge_errors']}. Attribution: {causes}.",
+        f"Judge errors (not counted as wrong): {judge['judge_errors']}. Attribution: {causes}; "
+        f"{retries_text(judge)}.",
         "",
     ]
     return lines
@@ -209,7 +213,8 @@ def qa_markdown(summary: dict[str, Any]) -> str:
         "## Question answering",
         "",
         f"{answers['answered']} of {answers['questions']} questions answered "
-        f"({answers['failed']} failed); {answers['llm_calls']} QA model calls.",
+        f"({answers['failed']} failed); {answers['llm_calls']} QA model calls, "
+        f"{retries_text(answers)}.",
         "",
     ]
     for name, judge in summary["judges"].items():
