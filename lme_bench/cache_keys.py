@@ -23,7 +23,8 @@ from lme_bench.providers.retry import RETRY_COLUMNS
 from lme_bench.results.qa_tables import HypothesisRow
 
 # Bump when a stage's result type or meaning changes. 3: session records, hypotheses and
-# scores count retries by cause (retries_throttled, _timeout, _connection, _server).
+# scores count retries by cause (retries_throttled, _timeout, _connection, _server), and
+# scores carry `readable`.
 CACHE_FORMAT = "3"
 
 
@@ -89,7 +90,7 @@ def ingest_fingerprint(settings: Settings) -> str:
 
 
 def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
-    from lme_bench.judge.prompts import load_prompt_set
+    from lme_bench.judge.prompts import judge_prompts
     from lme_bench.qa.reader import load_qa_prompts
 
     if stage == "ingest":
@@ -108,7 +109,7 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
         return {
             "judge": judge.model_dump(mode="json", exclude={"prompts_dir"}),
             "model": _model_settings(settings, settings.models.judge),
-            "prompts": load_prompt_set(judge.prompts_dir).hashes,
+            "prompts": judge_prompts(judge).hashes,
         }
     raise ValueError(f"no cache key for stage {stage!r}")
 

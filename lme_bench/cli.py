@@ -64,6 +64,25 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--source", type=Path, help="questions to build on (default: the sample)")
     gen.add_argument("--out", type=Path, required=True)
 
+    estimate = commands.add_parser(
+        "estimate", help="model calls, tokens, cost and wall time of a run, calling no model"
+    )
+    estimate.add_argument("config", type=Path, help="TOML run config")
+    estimate.add_argument("--dataset", type=Path, help="LongMemEval JSON (default: the config's)")
+    estimate.add_argument("--questions", type=_id_list, help="only these question ids")
+    estimate.add_argument("--limit", type=_positive, help="only the first N questions")
+    estimate.add_argument(
+        "--latency", type=float, default=2.0, help="seconds a model call takes (default 2)"
+    )
+
+    dataset = commands.add_parser("dataset", help="the official LongMemEval files")
+    dataset_commands = dataset.add_subparsers(dest="dataset_command", required=True)
+    fetch = dataset_commands.add_parser(
+        "download", help="fetch an official file from the cleaned release, verified by sha256"
+    )
+    fetch.add_argument("variant", choices=("oracle", "s", "m"))
+    fetch.add_argument("--to", type=Path, default=Path("data"), help="folder (default: data)")
+
     memory = commands.add_parser("memory", help="the embedded memory store")
     memory_commands = memory.add_subparsers(dest="memory_command", required=True)
     serve = memory_commands.add_parser(
@@ -252,6 +271,36 @@ def _start(request: Any) -> int:
     return 0
 
 
+def _estimate(args: argparse.Namespace) -> int:
+    from lme_bench.dataset.shards import prepare_dataset, select_questions
+    from lme_bench.estimate import estimate_run
+    from lme_bench.pipeline import bundled_sample
+    from lme_bench.request import RunRequest
+    from lme_bench.results.estimate_report import estimate_markdown
+
+    dataset = str(args.dataset) if args.dataset else None
+    settings = RunRequest(config=str(args.config), dataset=dataset).settings()
+    path = settings.dataset.path or bundled_sample()
+    cache = settings.dataset.cache_dir or settings.run.results_dir / ".cache" / "datasets"
+    refs = select_questions(prepare_dataset(path, cache), args.questions, args.limit)
+    found = estimate_run((r.load() for r in refs), settings, latency_s=args.latency)
+    print(estimate_markdown(found), end="")
+    return 0
+
+
+def _download(args: argparse.Namespace) -> int:
+    from lme_bench.dataset.download import DownloadError, download
+
+    try:
+        done = download(args.variant, args.to)
+    except DownloadError as exc:
+        print(f"lme-bench: error: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    against = {"lme-bench": "the sha256 lme-bench knows", "hub": "the hub's published sha256"}
+    print(f"{done.path}: sha256 {done.sha256}, verified against {against[done.verified_against]}")
+    return 0
+
+
 def _generate(args: argparse.Namespace) -> int:
     from lme_bench.dataset.generate import generate_dataset
 
@@ -294,6 +343,10 @@ def main(argv: list[str] | None = None) -> int:
             return _memory_serve(args)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "dataset":
+            return _download(args)
+        if args.command == "estimate":
+            return _estimate(args)
         return _generate(args)
     except (ConfigError, DatasetError, CompareError, RerunError) as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)

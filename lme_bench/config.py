@@ -138,9 +138,19 @@ class JudgeSettings(_Section):
     """LLM judge options; the model is [models] judge (no judge model: the no-LLM fallback)."""
 
     prompts_dir: Path | None = Field(default=None, description="judge prompts; default ours")
+    official_repo: Path | None = Field(
+        default=None,
+        description="a LongMemEval checkout: judge with its own get_anscheck_prompt (official)",
+    )
     repeats: int = Field(default=1, ge=1, le=10, description="judge each answer N times")
     second_model: str | None = Field(default=None, description="a second judge, for agreement")
     fallback: bool = Field(default=True, description="also score with the no-LLM fallback")
+
+    @model_validator(mode="after")
+    def _one_prompt_source(self) -> JudgeSettings:
+        if self.prompts_dir is not None and self.official_repo is not None:
+            raise ValueError("set prompts_dir or official_repo, not both")
+        return self
 
 
 class PriceSettings(_Section):

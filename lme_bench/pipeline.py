@@ -21,6 +21,7 @@ from lme_bench.ingest.question import MemoryLocation as MemoryLocation
 from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.question import ingest_question as ingest_question
 from lme_bench.ingest.question import locate_memories as locate_memories
+from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.stage import judge_question as judge_question
 from lme_bench.memory.embeddings import load_embedder
 from lme_bench.memory.factory import open_backend
@@ -73,6 +74,8 @@ def plan_run(settings: Settings) -> RunPlan:
     if settings.memory.backend == "embedded" and settings.memory.search != "bm25":
         load_embedder(settings.memory.embedding_model)
     check_run_models(settings)
+    if "judge" in settings.stages:
+        judge_prompts(settings.judge)  # a bad prompt folder or official checkout: a ConfigError
     run_id = settings.run.id or datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S")
     results = settings.run.results_dir
     return RunPlan(

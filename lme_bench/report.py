@@ -12,16 +12,25 @@ from typing import Any
 from lme_bench.config import Settings
 from lme_bench.dataset.known import describe_release
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
+from lme_bench.estimate import calls_models, estimate_run
 from lme_bench.ingest.question import IngestOutcome
-from lme_bench.judge.prompts import load_prompt_set
+from lme_bench.judge.prompts import judge_prompts
 from lme_bench.pipeline import RunPlan, bundled_sample, search_description, search_label
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.results.atomic import write_text_atomically
+from lme_bench.results.cost import cost_markdown, run_cost
+from lme_bench.results.estimate_report import beside_spent, beside_spent_markdown, spent_by_stage
 from lme_bench.results.ingest_table import ingest_table, ingest_totals, totals_markdown
 from lme_bench.results.manifest import build_manifest, write_manifest
-from lme_bench.results.qa_report import attribute_all, export_official, qa_markdown, qa_summary
+from lme_bench.results.qa_report import (
+    attribute_all,
+    export_official,
+    primary_judge,
+    qa_markdown,
+    qa_summary,
+)
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow, hypotheses_table, scores_table
-from lme_bench.results.readback import read_retrieval
+from lme_bench.results.readback import read_ingest, read_retrieval
 from lme_bench.results.summary import summarize_retrieval, summary_markdown
 from lme_bench.results.tables import retrieval_table, write_parquet
 from lme_bench.retrieval import RetrievalRow
@@ -53,9 +62,27 @@ def _prompt_hashes(settings: Settings) -> dict[str, Any]:
         qa = load_qa_prompts(settings.qa.prompts_dir)
         hashes["qa"] = {"version": qa.version, "sha256": qa.hashes}
     if "judge" in settings.stages:
-        judge = load_prompt_set(settings.judge.prompts_dir)
-        hashes["judge"] = {"version": judge.version, "sha256": judge.hashes}
+        judge = judge_prompts(settings.judge)
+        hashes["judge"] = {
+            "version": judge.version,
+            "source": judge.source,
+            "description": judge.description,
+            "sha256": judge.hashes,
+        }
+        if judge.script_sha256:
+            hashes["judge"]["script_sha256"] = judge.script_sha256
     return hashes
+
+
+def _with_incomplete_banner(markdown: str, run_id: str, failed: list[str], total: int) -> str:
+    """The summary's title, then a line saying the run is incomplete: how many, which."""
+    shown = ", ".join(failed[:20]) + (" …" if len(failed) > 20 else "")
+    banner = (
+        f"**Incomplete run**: {len(failed)} of {total} questions failed ({shown}); the figures "
+        f"below leave them out. `lme-bench rerun {run_id}` redoes them.\n\n"
+    )
+    title, _, rest = markdown.partition("\n\n")
+    return f"{title}\n\n{banner}{rest}"
 
 
 def write_run(
@@ -88,13 +115,39 @@ def write_run(
         ingested = {o.question_id for o in results.outcomes}
         attribute_all(results.scores, hypotheses, ingested)
         write_parquet(run_dir / "scores.parquet", scores_table(run_id, results.scores))
-        summary["qa"] = qa_summary(results.scores, hypotheses, settings.prices)
+        types = {r.question_id: r.question_type for r in refs}
+        prompts = judge_prompts(settings.judge)
+        summary["qa"] = qa_summary(results.scores, hypotheses, types, prompts)
         markdown += "\n" + qa_markdown(summary["qa"])
         export_official(run_dir, hypotheses, results.scores)
+    primary = primary_judge(summary["qa"]) if "qa" in summary else None
+    summary["cost"] = run_cost(
+        agent_model=settings.models.agent if settings.ingest.mode != "raw" else None,
+        records=records or read_ingest(run_dir / "ingest.parquet"),
+        hypotheses=results.hypotheses or [],
+        scores=results.scores or [],
+        questions=len(refs),
+        correct=primary["overall"]["correct"] if primary else None,
+        prices=settings.prices,
+    )
+    if summary["cost"]:
+        markdown += "\n" + "\n".join(cost_markdown(summary["cost"])) + "\n"
     for row in results.retrieval or []:
         if row.status != "ok":
             results.failed.setdefault(row.question_id, row.error or "")
+    if calls_models(settings):
+        estimate = estimate_run((r.load() for r in refs), settings)
+        spent = spent_by_stage(
+            records or read_ingest(run_dir / "ingest.parquet"),
+            results.hypotheses or [],
+            results.scores or [],
+        )
+        summary["estimate"] = beside_spent(estimate, spent)
+        markdown += "\n" + beside_spent_markdown(summary["estimate"])
     failed = sorted(results.failed)
+    summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
+    if failed:
+        markdown = _with_incomplete_banner(markdown, run_id, failed, len(refs))
     if "report" in settings.stages:
         write_text_atomically(run_dir / "summary.md", markdown)
         write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")

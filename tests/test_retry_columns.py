@@ -52,18 +52,20 @@ def _hypothesis(question_id: str, count: RetryCount) -> HypothesisRow:
 def _score(question_id: str, count: RetryCount) -> ScoreRow:
     row = ScoreRow(
         question_id, "temporal-reasoning", False, "llm:judge", "llm", 0, "v1", "default",
-        "0" * 64, True, "yes", "ok", "correct",
+        "0" * 64, True, True, "yes", "ok", "correct",
     )  # fmt: skip
     set_retry_columns(row, count)
     return row
 
 
-@pytest.mark.parametrize("schema", [INGEST_SCHEMA, HYPOTHESES_SCHEMA, SCORES_SCHEMA])
-def test_one_column_per_cause_follows_the_total(schema: pa.Schema) -> None:
+@pytest.mark.parametrize(
+    ("schema", "version"), [(INGEST_SCHEMA, b"2"), (HYPOTHESES_SCHEMA, b"3"), (SCORES_SCHEMA, b"3")]
+)
+def test_one_column_per_cause_follows_the_total(schema: pa.Schema, version: bytes) -> None:
     names = schema.names
     at = names.index("retries")
     assert names[at : at + 5] == ["retries", *CAUSE_COLUMNS] == list(RETRY_COLUMNS)
-    assert schema.metadata[b"lme_bench.schema_version"] == b"2"
+    assert schema.metadata[b"lme_bench.schema_version"] == version
 
 
 def test_counts_by_cause_reach_the_tables_and_read_back(tmp_path: Path) -> None:
@@ -97,7 +99,9 @@ def test_summaries_give_the_total_and_each_cause() -> None:
 
     hypotheses = [_hypothesis("q1", _count(1, 0, 0, 2)), _hypothesis("q2", _count(1, 0, 0, 0))]
     scores = [_score("q1", _count(0, 1, 1, 0)), _score("q2", _count(4, 0, 0, 0))]
-    summary = qa_summary(scores, hypotheses, {})
+    summary = qa_summary(
+        scores, hypotheses, {"q1": "temporal-reasoning", "q2": "temporal-reasoning"}
+    )
     assert [summary["answers"][c] for c in RETRY_COLUMNS] == [4, 2, 0, 0, 2]
     assert [summary["judges"]["llm:judge"][c] for c in RETRY_COLUMNS] == [6, 4, 1, 1, 0]
     markdown = qa_markdown(summary)

@@ -1,8 +1,8 @@
 """Reading two runs for a comparison: their scores.parquet, one judge's labels, retrieval rows.
 
-A question's label for a judge is the majority of that judge's `status == "ok"` verdicts over its
-repeats; a tie, or no ok verdict at all, leaves the question not judged (label None), and it is
-counted apart (`ties`, `no_ok`).
+A question's label for a judge is that judge's first judgment (repeat 0) by the official rule, as
+in the run's own summary; a question without one (its answer or judge call failed, or the
+fallback cannot grade it) is not judged (label None) and counted apart (`not_judged`).
 """
 
 from __future__ import annotations
@@ -68,12 +68,10 @@ class JudgeLabels:
     kind: str
     prompts: dict[str, list[str]]  # prompt name -> the sha256 values seen with it
     judged: list[Judged]  # one per question the judge scored; label None when not judged
-    ties: int
-    no_ok: int
 
     @property
     def not_judged(self) -> int:
-        return self.ties + self.no_ok
+        return sum(j.label is None for j in self.judged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,15 +146,8 @@ def default_judge(run: RunScores) -> str:
     return chosen
 
 
-def majority(labels: Sequence[bool]) -> bool | None:
-    """The majority label; None for a tie or no label."""
-    yes = sum(labels)
-    no = len(labels) - yes
-    return None if yes == no else yes > no
-
-
 def judge_labels(run: RunScores, judge: str) -> JudgeLabels:
-    """One label per question for `judge`: the majority of its ok verdicts over repeats."""
+    """One label per question for `judge`: its first judgment (repeat 0)."""
     mine = [r for r in run.records if r.judge == judge]
     if not mine:
         available = ", ".join(sorted(run.judges())) or "none"
@@ -165,32 +156,18 @@ def judge_labels(run: RunScores, judge: str) -> JudgeLabels:
             f"(judges there: {available})"
         )
     types: dict[str, str] = {}
-    verdicts: dict[str, list[bool]] = {}
+    first: dict[str, bool] = {}
     prompts: dict[str, set[str]] = {}
     for r in mine:
         types.setdefault(r.question_id, r.question_type)
-        ok = verdicts.setdefault(r.question_id, [])
-        if r.status == "ok" and r.label is not None:
-            ok.append(r.label)
+        if r.repeat == 0 and r.status == "ok" and r.label is not None:
+            first[r.question_id] = r.label
         prompts.setdefault(r.prompt_name, set()).add(r.prompt_sha256)
-    judged: list[Judged] = []
-    ties = no_ok = 0
-    for qid in sorted(types):
-        labels = verdicts[qid]
-        label = majority(labels)
-        if label is None:
-            if labels:
-                ties += 1
-            else:
-                no_ok += 1
-        judged.append(Judged(qid, types[qid], label))
     return JudgeLabels(
         judge=judge,
         kind=mine[0].judge_kind,
         prompts={name: sorted(shas) for name, shas in sorted(prompts.items())},
-        judged=judged,
-        ties=ties,
-        no_ok=no_ok,
+        judged=[Judged(q, types[q], first.get(q)) for q in sorted(types)],
     )
 
 

@@ -37,8 +37,9 @@ BOOTSTRAP_NOTE = (
     "task-averaged Δ is recomputed in each resample from the per-type means."
 )
 JUDGING_NOTE = (
-    "A question's label is the majority of its judge's ok verdicts over repeats; a tie or no ok "
-    "verdict leaves it not judged (left out of every mean)."
+    "A question's label is its judge's first judgment by the official rule (a reply without "
+    '"yes" is wrong); a question without one (a failed answer or judge call) is not judged '
+    "(left out of every mean)."
 )
 RETRIEVAL_NOTE = (
     "Session-level retrieval: means over the non-abstention questions with status ok in both "
@@ -113,8 +114,7 @@ def _judge_line(side: str, run: str, labels: JudgeLabels) -> str:
     total = len(labels.judged)
     return (
         f"{side} = `{run}`: judge {labels.judge} ({labels.kind}); {total} questions, "
-        f"{total - labels.not_judged} judged, {labels.not_judged} not judged "
-        f"(tie over repeats: {labels.ties}, no ok verdict: {labels.no_ok})."
+        f"{total - labels.not_judged} judged, {labels.not_judged} not judged."
     )
 
 
@@ -252,7 +252,7 @@ def _run(run: str, labels: JudgeLabels) -> dict[str, Any]:
         "prompts_sha256": labels.prompts,
         "questions": len(labels.judged),
         "judged": len(labels.judged) - labels.not_judged,
-        "not_judged": {"tie": labels.ties, "no_ok_verdict": labels.no_ok},
+        "not_judged": labels.not_judged,
     }
 
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+S_CLEANED_SHA256 = "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442"
 KNOWN_RELEASES: dict[str, str] = {
-    "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442": (
-        "LongMemEval_S, cleaned release (longmemeval_s_cleaned.json)"
-    ),
+    S_CLEANED_SHA256: ("LongMemEval_S, cleaned release (longmemeval_s_cleaned.json)"),
 }
 BUNDLED_SAMPLE = "lme-bench bundled sample (not an official release)"
 

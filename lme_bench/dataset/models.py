@@ -32,6 +32,12 @@ QuestionType = Literal[
 QUESTION_TYPES: tuple[str, ...] = get_args(QuestionType)
 ABSTENTION_SUFFIX = "_abs"
 
+
+def is_abstention_id(question_id: str) -> bool:
+    """The official test: `_abs` anywhere in the id (the official files put it at the end)."""
+    return ABSTENTION_SUFFIX in question_id
+
+
 # Official turns are a few KB (the longest ShareGPT answers tens of KB). A turn over this is a
 # broken export or merged file, and would overflow any model's context in agent ingestion:
 # better one error before any work than a run that fails or costs a fortune halfway.
@@ -72,11 +78,10 @@ LongMemEvalDate = Annotated[str, BeforeValidator(_checked_date)]
 
 
 def _answer_as_text(value: Any) -> Any:
-    # Some answers are JSON numbers; keep integers free of a trailing ".0".
+    # Some answers are JSON numbers: shown as the official judge's str.format shows them
+    # (1 as "1", 1.0 as "1.0").
     if isinstance(value, bool):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
     if isinstance(value, int | float):
         return str(value)
     return value
@@ -142,7 +147,7 @@ class Instance(BaseModel):
 
     @property
     def is_abstention(self) -> bool:
-        return self.question_id.endswith(ABSTENTION_SUFFIX)
+        return is_abstention_id(self.question_id)
 
     def session_order(self) -> list[int]:
         """Haystack positions in date order (stable for equal dates)."""

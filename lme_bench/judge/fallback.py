@@ -1,7 +1,7 @@
 """The no-LLM fallback judge: normalised exact / contains match, clearly labelled as such.
 
 It is a rough floor, never mixed with LLM-judged figures: it cannot grade preference rubrics
-(those rows are judge errors), and for abstention questions it looks for a plain admission that
+(those rows are `ungradable`), and for abstention questions it looks for a plain admission that
 the information is missing.
 """
 
@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
+from typing import Literal
 
-from lme_bench.judge.verdict import Verdict
+from lme_bench.dataset.models import is_abstention_id
 
 FALLBACK_JUDGE = "fallback:normalized-match"
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -38,6 +40,13 @@ _ABSTAINS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class FallbackVerdict:
+    status: Literal["ok", "ungradable"]
+    label: bool | None  # None when ungradable
+    raw: str
+
+
 def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
     text = re.sub(r"[^\w\s']", " ", text)
@@ -45,15 +54,17 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
-def fallback_verdict(question_id: str, question_type: str, answer: str, hypothesis: str) -> Verdict:
+def fallback_verdict(
+    question_id: str, question_type: str, answer: str, hypothesis: str
+) -> FallbackVerdict:
     if question_type == "single-session-preference":
-        return Verdict("judge-error", None, "the no-LLM fallback cannot grade rubric answers")
+        return FallbackVerdict("ungradable", None, "the no-LLM fallback cannot grade rubrics")
     said = normalize(hypothesis)
-    if question_id.endswith("_abs"):
+    if is_abstention_id(question_id):
         label = any(normalize(p) in said for p in _ABSTAINS)
-        return Verdict("ok", label, "abstains" if label else "answers")
+        return FallbackVerdict("ok", label, "abstains" if label else "answers")
     gold = normalize(answer)
     if not gold:
-        return Verdict("judge-error", None, "empty gold answer")
+        return FallbackVerdict("ungradable", None, "empty gold answer")
     label = said == gold or f" {gold} " in f" {said} "
-    return Verdict("ok", label, "match" if label else "no match")
+    return FallbackVerdict("ok", label, "match" if label else "no match")

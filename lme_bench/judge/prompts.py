@@ -1,66 +1,90 @@
-"""Judge prompts: one per question type, the abstention prompt for `_abs` ids, all versioned.
+"""Judge prompts: one per question type and the abstention prompt for `_abs` ids.
 
-A prompt set is a folder of text files named after the types they grade (`default.txt` for the
-types without their own, `abstention.txt` for `_abs` questions) plus a `VERSION` file; fields
-`{question}`, `{answer}` and `{response}` are filled in. Point `[judge] prompts_dir` at another
-folder (e.g. one holding the official prompts) to use it without code changes. Every score row
-carries the set's version and the hash of the exact prompt file used.
+Three sources, named in every score row and summary:
+- `lme-bench` (the default, key-free): our own wording of the official per-type criteria, point
+  by point and nothing more; not the official text (`prompts/v2/`).
+- `custom`: a folder of the same shape, `[judge] prompts_dir` — text files named after the types
+  they grade (`default.txt` for types without their own, `abstention.txt` for `_abs` ids) with
+  the fields `{question}`, `{answer}`, `{response}`, and a `VERSION` file.
+- `official`: the official `get_anscheck_prompt` from a LongMemEval checkout,
+  `[judge] official_repo` (lme_bench.judge.official).
+Prompts are chosen as the official script chooses them: by question type, with `_abs` anywhere
+in the id choosing the abstention prompt.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
-from lme_bench.dataset.models import ABSTENTION_SUFFIX
+from lme_bench.config import ConfigError, JudgeSettings
+from lme_bench.dataset.models import QUESTION_TYPES, is_abstention_id
+from lme_bench.judge.official import OfficialScript, load_official_script
 
 FIELDS = ("{question}", "{answer}", "{response}")
 ABSTENTION = "abstention"
 DEFAULT = "default"
+OFFICIAL = "official"
+Source = Literal["lme-bench", "custom", "official"]
+DESCRIPTIONS: dict[str, str] = {
+    "lme-bench": "lme-bench's wording of the official criteria, not the official text",
+    "custom": "a custom prompt folder, not the official text",
+    "official": "the official LongMemEval prompts",
+}
 
 
-class PromptSetError(ValueError):
+class PromptSetError(ConfigError):
     """A prompt folder that cannot be used; names the folder and the file."""
 
 
 @dataclass(frozen=True, slots=True)
 class JudgePrompt:
-    name: str  # the file stem: a question type, "default" or "abstention"
-    template: str
-    sha256: str
+    name: str  # a question type, "default" or "abstention"
+    sha256: str  # of the template
+    build: Callable[[str, str, str], str]  # (question, answer, response) -> the prompt
 
     def render(self, question: str, answer: str, response: str) -> str:
-        return (
-            self.template.replace("{question}", question)
-            .replace("{answer}", answer)
-            .replace("{response}", response)
-        )
+        return self.build(question, answer, response)
 
 
 @dataclass(frozen=True, slots=True)
 class PromptSet:
-    version: str
-    prompts: dict[str, JudgePrompt]
+    version: str  # "official", "lme-bench-judge-v2", or a custom folder's VERSION
+    source: Source
+    choices: dict[tuple[str, bool], JudgePrompt]  # (question type, abstention) -> prompt
+    script_sha256: str | None = None  # official: the sha256 of evaluate_qa.py
 
     def for_question(self, question_id: str, question_type: str) -> JudgePrompt:
-        """The abstention prompt for `_abs` ids, else the type's own, else the default one."""
-        if question_id.endswith(ABSTENTION_SUFFIX):
-            return self.prompts[ABSTENTION]
-        return self.prompts.get(question_type) or self.prompts[DEFAULT]
+        return self.choices[(question_type, is_abstention_id(question_id))]
 
     @property
     def hashes(self) -> dict[str, str]:
-        return {name: p.sha256 for name, p in sorted(self.prompts.items())}
+        return {p.name: p.sha256 for p in sorted(self.choices.values(), key=lambda p: p.name)}
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTIONS[self.source]
+
+
+def _fill(template: str, question: str, answer: str, response: str) -> str:
+    return (
+        template.replace("{question}", question)
+        .replace("{answer}", answer)
+        .replace("{response}", response)
+    )
 
 
 def bundled_prompts_dir() -> Path:
-    return Path(str(resources.files("lme_bench.judge") / "prompts" / "v1"))
+    return Path(str(resources.files("lme_bench.judge") / "prompts" / "v2"))
 
 
-def load_prompt_set(folder: Path | None = None) -> PromptSet:
-    folder = Path(folder) if folder is not None else bundled_prompts_dir()
+def _folder_prompts(folder: Path) -> tuple[str, dict[str, JudgePrompt]]:
     if not folder.is_dir():
         raise PromptSetError(f"{folder}: judge prompts folder not found")
     prompts: dict[str, JudgePrompt] = {}
@@ -70,10 +94,48 @@ def load_prompt_set(folder: Path | None = None) -> PromptSet:
         if missing:
             raise PromptSetError(f"{path}: the prompt lacks {', '.join(missing)}")
         digest = hashlib.sha256(text.encode()).hexdigest()
-        prompts[path.stem] = JudgePrompt(path.stem, text, digest)
+        prompts[path.stem] = JudgePrompt(path.stem, digest, partial(_fill, text))
     for required in (DEFAULT, ABSTENTION):
         if required not in prompts:
             raise PromptSetError(f"{folder}: {required}.txt is missing")
     version_file = folder / "VERSION"
     version = version_file.read_text().strip() if version_file.exists() else folder.name
-    return PromptSet(version=version, prompts=prompts)
+    return version, prompts
+
+
+def _official_prompt(script: OfficialScript, question_type: str, abstention: bool) -> JudgePrompt:
+    def build(question: str, answer: str, response: str) -> str:
+        return script.prompt(question_type, question, answer, response, abstention=abstention)
+
+    name = ABSTENTION if abstention else question_type
+    return JudgePrompt(name, script.template_sha256(question_type, abstention), build)
+
+
+def load_prompt_set(folder: Path | None = None, official_repo: Path | None = None) -> PromptSet:
+    """The official prompts when `official_repo` is given, else a folder's, else ours."""
+    if official_repo is not None:
+        script = load_official_script(official_repo)
+        choices = {
+            (t, abstention): _official_prompt(script, t, abstention)
+            for t in QUESTION_TYPES
+            for abstention in (False, True)
+        }
+        return PromptSet(OFFICIAL, "official", choices, script.sha256)
+    source: Source = "lme-bench" if folder is None else "custom"
+    version, prompts = _folder_prompts(Path(folder) if folder else bundled_prompts_dir())
+    choices = {
+        (t, abstention): prompts[ABSTENTION] if abstention else prompts.get(t, prompts[DEFAULT])
+        for t in QUESTION_TYPES
+        for abstention in (False, True)
+    }
+    return PromptSet(version, source, choices)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_prompt_set(folder: Path | None, official_repo: Path | None) -> PromptSet:
+    return load_prompt_set(folder, official_repo)
+
+
+def judge_prompts(judge: JudgeSettings) -> PromptSet:
+    """The prompt set `[judge]` asks for (read once per process)."""
+    return _cached_prompt_set(judge.prompts_dir, judge.official_repo)

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import time
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from lme_bench.judge.fallback import FALLBACK_JUDGE, fallback_verdict
 from lme_bench.judge.prompts import PromptSet
 from lme_bench.judge.verdict import read_verdict
 from lme_bench.limits import Limiter
-from lme_bench.providers.calls import CallAccount, CountedModel, text_of
+from lme_bench.providers.calls import CallAccount, ChatCall, CountedModel, text_of
 from lme_bench.providers.retry import RetryPolicy, set_retry_columns
 from lme_bench.results.qa_tables import ScoreRow
 from lme_bench.secrets import redact_secrets
@@ -23,7 +22,7 @@ class LlmJudge:
     def __init__(
         self,
         name: str,
-        model: BaseChatModel,
+        model: ChatCall,
         prompts: PromptSet,
         policy: RetryPolicy,
         limiter: Limiter | None = None,
@@ -33,6 +32,12 @@ class LlmJudge:
         self.prompts = prompts
         self.policy = policy
         self.limiter = limiter
+
+    async def close(self) -> None:
+        """Close the judge's own HTTP client, if it has one."""
+        close = getattr(self.model, "aclose", None)
+        if close is not None:
+            await close()
 
     async def judge(
         self,
@@ -45,20 +50,27 @@ class LlmJudge:
         hypothesis: str,
         repeat: int,
     ) -> ScoreRow:
+        """A verdict by the official rule; a call that fails after its retries is a row with
+        status "error" and no label (an infrastructure error: the question is redone)."""
         prompt = self.prompts.for_question(question_id, question_type)
         account = CallAccount()
         counted = CountedModel(self.model, self.policy, account, self.limiter)
         started = time.perf_counter()
-        error = None
+        label: bool | None = None
+        readable: bool | None = None
+        raw, status, error = "", "ok", None
         try:
             reply = text_of(
                 await counted.ainvoke([HumanMessage(prompt.render(question, answer, hypothesis))])
             )
-        except Exception as exc:  # a failed call after retries is a judge error, not a miss
-            reply, error = "", redact_secrets(f"{type(exc).__name__}: {exc}")
-        verdict = read_verdict(reply)
-        if verdict.status != "ok" and error is None:
-            error = redact_secrets(f"judge {self.name} gave no yes/no verdict: {reply[:80]!r}")
+        except Exception as exc:
+            status, error = (
+                "error",
+                redact_secrets(f"judge call failed: {type(exc).__name__}: {exc}"),
+            )
+        else:
+            verdict = read_verdict(reply)
+            label, readable, raw = verdict.label, verdict.readable, verdict.raw
         row = ScoreRow(
             question_id=question_id,
             question_type=question_type,
@@ -69,9 +81,10 @@ class LlmJudge:
             prompt_version=self.prompts.version,
             prompt_name=prompt.name,
             prompt_sha256=prompt.sha256,
-            label=verdict.label,
-            raw_verdict=verdict.raw,
-            status=verdict.status,
+            label=label,
+            readable=readable,
+            raw_verdict=raw,
+            status=status,
             attribution="",
             llm_calls=account.calls,
             input_tokens=account.input_tokens,
@@ -98,6 +111,7 @@ def fallback_row(
         prompt_name="normalized-match",
         prompt_sha256="",
         label=verdict.label,
+        readable=None,
         raw_verdict=verdict.raw,
         status=verdict.status,
         attribution="",
@@ -110,6 +124,7 @@ def attribute(
     answered: bool,
     evidence_in_context: bool | None,
     label: bool | None,
+    readable: bool | None,
     status: str,
 ) -> str:
     """Why a question scored as it did, from what the pipeline saw at each stage."""
@@ -118,9 +133,11 @@ def attribute(
     if not answered:
         return "answer-failed"
     if status != "ok" or label is None:
-        return "judge-error"
+        return "judge-failed" if status == "error" else "not-gradable"
     if label:
         return "correct"
+    if readable is False:
+        return "judge-unreadable"  # no yes or no in the reply: wrong by the official rule
     if evidence_in_context is None:
         return "answered-wrong"  # no evidence turns to look for (abstention, assistant-only)
     return "retrieved-not-answered" if evidence_in_context else "evidence-not-retrieved"

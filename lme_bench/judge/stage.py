@@ -6,27 +6,48 @@ from typing import Any
 
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.judge.prompts import load_prompt_set
+from lme_bench.judge.official_request import MAX_TOKENS, OfficialJudgeRequest
+from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.runner import LlmJudge, fallback_row
 from lme_bench.limits import provider_limiter
-from lme_bench.providers.factory import build_chat_model, parse_model, retry_policy
+from lme_bench.providers.calls import ChatCall
+from lme_bench.providers.factory import (
+    ModelSpec,
+    api_key,
+    build_chat_model,
+    openai_base_url,
+    parse_model,
+    retry_policy,
+)
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
-JUDGE_MAX_TOKENS = 10  # as the official evaluation
+
+def judge_model(spec: ModelSpec, settings: Settings) -> ChatCall:
+    """OpenAI(-compatible) judges send the official request body through the openai SDK; other
+    providers get a LangChain model at temperature 0 with 10 output tokens."""
+    if spec.kind in ("openai", "openai-compatible"):
+        return OfficialJudgeRequest(
+            spec.model,
+            api_key(spec) or "not-needed",
+            openai_base_url(spec),
+            settings.models.timeout_s,
+        )
+    models = settings.models.model_copy(update={"temperature": 0.0, "max_tokens": MAX_TOKENS})
+    return build_chat_model(spec, models)
 
 
 def judges(settings: Settings) -> list[LlmJudge]:
-    """The LLM judges a run uses: [models] judge and [judge] second_model, at temperature 0."""
-    prompts = load_prompt_set(settings.judge.prompts_dir)
-    models = settings.models.model_copy(update={"temperature": 0.0, "max_tokens": JUDGE_MAX_TOKENS})
+    """The LLM judges a run uses: [models] judge and [judge] second_model."""
+    prompts = judge_prompts(settings.judge)
     found = []
     for role, text in (("judge", settings.models.judge), ("judge", settings.judge.second_model)):
         if text:
             spec = parse_model(role, text, settings)
-            model = build_chat_model(spec, models)
             policy = retry_policy(spec, settings.models)
             limiter = provider_limiter(settings, spec.provider)
-            found.append(LlmJudge(spec.label, model, prompts, policy, limiter))
+            found.append(
+                LlmJudge(spec.label, judge_model(spec, settings), prompts, policy, limiter)
+            )
     return found
 
 
@@ -42,17 +63,21 @@ async def judge_question(
         "question_type": ref.question_type,
         "is_abstention": ref.is_abstention,
     }
-    rows = [
-        await judge.judge(
-            **common,
-            question=instance.question,
-            answer=instance.answer,
-            hypothesis=hypothesis.hypothesis,
-            repeat=repeat,
-        )
-        for judge in judges(settings)
-        for repeat in range(settings.judge.repeats)
-    ]
+    rows = []
+    for judge in judges(settings):
+        try:
+            for repeat in range(settings.judge.repeats):
+                rows.append(
+                    await judge.judge(
+                        **common,
+                        question=instance.question,
+                        answer=instance.answer,
+                        hypothesis=hypothesis.hypothesis,
+                        repeat=repeat,
+                    )
+                )
+        finally:
+            await judge.close()
     if settings.judge.fallback or not rows:
         rows.append(
             fallback_row(**common, answer=instance.answer, hypothesis=hypothesis.hypothesis)

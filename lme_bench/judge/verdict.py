@@ -1,27 +1,26 @@
-"""Reading a judge's reply: correct when it says yes, as the official script decides."""
+"""Reading a judge's reply by the official rule: correct when the lowercased reply holds `yes`.
+
+Every reply gets a label, as in the official evaluation (a reply without `yes` — a `no`, an empty
+reply, a refusal, garbage — is a wrong answer). `readable` says whether the reply held a yes or
+no word at all, for the second, labelled figure "over readable verdicts only".
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
-_YES = re.compile(r"\byes\b")
-_NO = re.compile(r"\bno\b")
+_YES_OR_NO = re.compile(r"\b(yes|no)\b")
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    status: Literal["ok", "judge-error"]
-    label: bool | None
+    label: bool  # the official label: 'yes' in reply.lower()
+    readable: bool  # the reply holds a yes or a no word
     raw: str
 
 
 def read_verdict(reply: str | None) -> Verdict:
-    """The official rule is `'yes' in reply.lower()`. A reply with neither a yes nor a no word
-    (empty, a refusal, garbage) is a judge error, never counted as a wrong answer."""
     raw = reply or ""
-    text = raw.lower()
-    if _YES.search(text) is None and _NO.search(text) is None:
-        return Verdict("judge-error", None, raw)
-    return Verdict("ok", "yes" in text, raw)
+    text = raw.strip().lower()
+    return Verdict(label="yes" in text, readable=_YES_OR_NO.search(text) is not None, raw=raw)

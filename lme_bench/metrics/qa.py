@@ -5,7 +5,9 @@
 - task-averaged accuracy: the plain mean of the per-type accuracies (types present);
 - overall accuracy: the mean over all judged questions;
 - abstention accuracy: the mean over `_abs` questions.
-Questions whose judging failed (label None) are counted apart and left out of every mean.
+A label is the official one (a judge reply without "yes" is wrong); questions without a label
+(a judge call that failed, an answer that failed, a question the fallback cannot grade) are
+counted apart and left out of every mean.
 Intervals: percentile bootstrap over questions (resampled within each type, so every type keeps
 its count), seeded, so the same labels always give the same interval.
 """
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy
 
+from lme_bench.dataset.models import is_abstention_id
+
 Interval = tuple[float, float]
 
 
@@ -24,11 +28,11 @@ Interval = tuple[float, float]
 class Judged:
     question_id: str
     question_type: str
-    label: bool | None  # None: judge error
+    label: bool | None  # None: no verdict
 
     @property
     def is_abstention(self) -> bool:
-        return self.question_id.endswith("_abs")
+        return is_abstention_id(self.question_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +107,7 @@ class QaScores:
     task_averaged: Accuracy
     overall: Accuracy
     abstention: Accuracy
-    judge_errors: int
+    not_judged: int
 
 
 def score_qa(rows: Sequence[Judged], *, resamples: int = 2000, seed: int = 0) -> QaScores:
@@ -125,5 +129,5 @@ def score_qa(rows: Sequence[Judged], *, resamples: int = 2000, seed: int = 0) ->
             bootstrap_interval(groups, _overall, resamples=resamples, seed=seed),
         ),
         abstention=_accuracy(abstention, resamples, seed),
-        judge_errors=sum(r.label is None for r in rows),
+        not_judged=sum(r.label is None for r in rows),
     )

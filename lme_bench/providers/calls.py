@@ -5,16 +5,20 @@ sees every attempt; no slot is held while waiting out a retry's backoff."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.runnables import Runnable
 
 from lme_bench.limits import Limiter
 from lme_bench.providers.retry import RetryCount, RetryPolicy, call_with_retry
+
+
+class ChatCall(Protocol):
+    """A chat model, one with tools bound, or any client answering messages with an AIMessage."""
+
+    def ainvoke(self, messages: Any, /) -> Awaitable[Any]: ...
 
 
 @dataclass
@@ -39,7 +43,7 @@ class CountedModel:
 
     def __init__(
         self,
-        model: BaseChatModel | Runnable[Any, Any],
+        model: ChatCall,
         policy: RetryPolicy | None = None,
         account: CallAccount | None = None,
         limiter: Limiter | None = None,

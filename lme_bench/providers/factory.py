@@ -70,11 +70,18 @@ def parse_model(role: str, text: str, settings: Settings) -> ModelSpec:
     )
 
 
-def _api_key(spec: ModelSpec) -> str | None:
+def api_key(spec: ModelSpec) -> str | None:
     env = spec.provider_settings.api_key_env or (
         "OPENAI_API_KEY" if spec.kind == "openai" else None
     )
     return os.environ.get(env) if env else None
+
+
+def openai_base_url(spec: ModelSpec) -> str | None:
+    """An OpenAI-compatible provider's base URL; OpenAI's own honours OPENAI_BASE_URL."""
+    if spec.provider_settings.base_url:
+        return spec.provider_settings.base_url
+    return os.environ.get("OPENAI_BASE_URL") if spec.kind == "openai" else None
 
 
 def problems(spec: ModelSpec) -> list[str]:
@@ -86,7 +93,7 @@ def problems(spec: ModelSpec) -> list[str]:
         found.append(
             f"{where}: the {sdk} package is not installed (pip install {sdk.replace('_', '-')})"
         )
-    if spec.kind == "openai" and not _api_key(spec):
+    if spec.kind == "openai" and not api_key(spec):
         env = spec.provider_settings.api_key_env or "OPENAI_API_KEY"
         found.append(f"{where}: set {env} in the environment")
     if spec.kind == "openai-compatible":
@@ -185,10 +192,8 @@ def build_chat_model(spec: ModelSpec, models: ModelsSettings) -> BaseChatModel:
     if spec.kind in ("openai", "openai-compatible"):
         from langchain_openai import ChatOpenAI
 
-        key = _api_key(spec) or "not-needed"
-        base_url = spec.provider_settings.base_url or (
-            os.environ.get("OPENAI_BASE_URL") if spec.kind == "openai" else None
-        )
+        key = api_key(spec) or "not-needed"
+        base_url = openai_base_url(spec)
         if models.seed is not None:
             common["seed"] = models.seed
         return ChatOpenAI(

@@ -8,7 +8,8 @@ fake:quote-memory answers with the first remembered entry it is shown (a QA stan
 fake:match-judge  says yes when the response contains the gold answer (a judge stand-in)
 fake:yes          answers "yes" (a judge that accepts everything)
 fake:unreliable-judge  as match-judge, but for three questions in ten (picked by a hash of the
-                  question) replies with nothing, garbage or a refusal (judge-error tests)
+                  question) replies with nothing, garbage or a refusal, and for one in ten
+                  fails the call (judge fault tests)
 """
 
 from __future__ import annotations
@@ -63,11 +64,11 @@ def note_taker(messages: list[BaseMessage]) -> AIMessage:
 
 _ENTRY_LINE = re.compile(r"^\[[^\]]+\] (?:user|assistant): (?P<text>.+)$", re.M)
 _GOLD = re.compile(
-    r"^(?:Correct(?: \(most recent\))? answer|Rubric|Why it cannot be answered): "
+    r"^(?:Correct answer|Rubric|Explanation): "
     r"(?P<gold>.*)$",
     re.M,
 )
-_RESPONSE = re.compile(r"^Assistant's response: (?P<response>.*)$", re.M)
+_RESPONSE = re.compile(r"^Model response: (?P<response>.*)$", re.M)
 
 
 def quote_memory(messages: list[BaseMessage]) -> AIMessage:
@@ -101,9 +102,21 @@ def unreadable_verdict(question: str) -> str | None:
     return UNREADABLE_VERDICTS[kind] if kind < len(UNREADABLE_VERDICTS) else None
 
 
+class JudgeCallRefused(RuntimeError):
+    """fake:unreliable-judge failing a call (not a transient fault: never retried)."""
+
+
+def failed_judge_call(question: str) -> bool:
+    """Whether fake:unreliable-judge fails its call on `question`: CRC-32 ending in 3."""
+    return zlib.crc32(question.strip().encode()) % 10 == len(UNREADABLE_VERDICTS)
+
+
 def unreliable_judge(messages: list[BaseMessage]) -> AIMessage:
     found = _QUESTION.search(str(messages[-1].content))
-    bad = unreadable_verdict(found.group("question")) if found else None
+    question = found.group("question") if found else ""
+    if failed_judge_call(question):
+        raise JudgeCallRefused("the judge service refused the request")
+    bad = unreadable_verdict(question)
     return match_judge(messages) if bad is None else AIMessage(content=bad)
 
 

@@ -1,5 +1,11 @@
-"""QA results of a run: attribution, scores per judge (never mixing judges), agreement, cost,
-and the exports in the official formats (hypotheses.jsonl and .eval-results-<judge>)."""
+"""QA results of a run: attribution, scores per judge (never mixing judges), agreement, and the
+exports in the official formats (hypotheses.jsonl and .eval-results-<judge>).
+
+The headline figures follow the official rule: every question a judge answered is judged, and a
+reply without "yes" is wrong. Beside them, labelled, the figures over readable verdicts only.
+A question with no verdict (its answer or its judge call failed after retries) is left out of
+both and named: the run is incomplete until a rerun redoes it.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lme_bench.config import PriceSettings
+from lme_bench.dataset.models import QUESTION_TYPES
+from lme_bench.judge.prompts import PromptSet
 from lme_bench.judge.runner import attribute
-from lme_bench.metrics.qa import Accuracy, Judged, score_qa
+from lme_bench.metrics.qa import Accuracy, Judged, QaScores, score_qa
 from lme_bench.providers.retry import retries_text, retry_totals
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
@@ -28,95 +35,97 @@ def attribute_all(
             answered=hypothesis is not None and hypothesis.status == "ok",
             evidence_in_context=hypothesis.evidence_in_context if hypothesis else None,
             label=row.label,
+            readable=row.readable,
             status=row.status,
         )
 
 
-def majority_labels(rows: Sequence[ScoreRow]) -> dict[str, bool | None]:
-    """One label per question from a judge's repeats: the majority of ok verdicts (tie: None)."""
-    votes: dict[str, Counter[bool]] = defaultdict(Counter)
-    for row in rows:
-        votes[row.question_id]  # every question gets a key, judged or not
-        if row.status == "ok" and row.label is not None:
-            votes[row.question_id][row.label] += 1
-    labels: dict[str, bool | None] = {}
-    for question_id, count in votes.items():
-        yes, no = count[True], count[False]
-        labels[question_id] = None if yes == no else yes > no
-    return labels
+def first_verdicts(rows: Sequence[ScoreRow]) -> dict[str, ScoreRow]:
+    """A judge's verdict per question: its first judgment (repeat 0), as the official script
+    judges each question once; repeats only measure agreement."""
+    return {r.question_id: r for r in rows if r.repeat == 0 and r.status == "ok"}
 
 
 def _accuracy(acc: Accuracy) -> dict[str, Any]:
     return {"accuracy": acc.value, "correct": acc.correct, "n": acc.n, "ci95": acc.ci95}
 
 
-def _cost(hypotheses: Sequence[HypothesisRow], prices: dict[str, PriceSettings]) -> float | None:
-    total = 0.0
-    for row in hypotheses:
-        price = prices.get(row.qa_model)
-        if price is None:
-            return None
-        total += row.input_tokens / 1e6 * price.input_per_mtok
-        total += row.output_tokens / 1e6 * price.output_per_mtok
-    return total
+def _figures(qa: QaScores) -> dict[str, Any]:
+    return {
+        "per_type": {t: _accuracy(a) for t, a in qa.per_type.items()},
+        "task_averaged": _accuracy(qa.task_averaged),
+        "overall": _accuracy(qa.overall),
+        "abstention": _accuracy(qa.abstention),
+    }
+
+
+def _judge_summary(
+    rows: Sequence[ScoreRow], types: dict[str, str], prompts: PromptSet | None
+) -> dict[str, Any]:
+    verdicts = first_verdicts(rows)
+    official = score_qa([Judged(q, types[q], v.label) for q, v in verdicts.items()])
+    missing = sorted(q for q in types if q not in verdicts)
+    llm = rows[0].judge_kind == "llm"
+    summary: dict[str, Any] = {
+        "kind": rows[0].judge_kind,
+        "prompt_version": rows[0].prompt_version,
+        "prompt_sha256": sorted({s.prompt_sha256 for s in rows if s.prompt_sha256}),
+        **_figures(official),
+        "types_judged": len(official.per_type),
+        "not_judged": len(missing),
+        "not_judged_ids": missing,
+        "repeat_agreement": _repeat_agreement(rows) if {s.repeat for s in rows} != {0} else None,
+        "attribution": dict(Counter(s.attribution for s in rows if s.repeat == 0)),
+        **retry_totals(rows),
+    }
+    if llm:
+        readable = [Judged(q, types[q], v.label) for q, v in verdicts.items() if v.readable]
+        summary["prompts"] = {
+            "source": prompts.source if prompts else "unknown",
+            "description": prompts.description if prompts else "",
+            "script_sha256": prompts.script_sha256 if prompts else None,
+        }
+        summary["unreadable"] = sum(1 for v in verdicts.values() if not v.readable)
+        summary["readable_only"] = _figures(score_qa(readable))
+    return summary
 
 
 def qa_summary(
     scores: Sequence[ScoreRow],
     hypotheses: Sequence[HypothesisRow],
-    prices: dict[str, PriceSettings],
+    question_types: dict[str, str],
+    prompts: PromptSet | None = None,
 ) -> dict[str, Any]:
-    types = {h.question_id: h.question_type for h in hypotheses}
+    """Per judge: the official-rule figures over the run's questions (`question_types`: id ->
+    type, every question of the run), the readable-only figures, and what is missing."""
     judges: dict[str, Any] = {}
     labels_by_judge: dict[str, dict[str, bool | None]] = {}
-    for judge in sorted({s.judge for s in scores}):
+    kinds = {s.judge: s.judge_kind for s in scores}
+    for judge in sorted(kinds, key=lambda name: (kinds[name] != "llm", name)):  # LLM judges lead
         mine = [s for s in scores if s.judge == judge]
-        labels = majority_labels(mine)
-        labels_by_judge[judge] = labels
-        qa = score_qa([Judged(q, types.get(q, "?"), label) for q, label in labels.items()])
-        repeats = {s.repeat for s in mine}
-        judges[judge] = {
-            "kind": mine[0].judge_kind,
-            "prompt_version": mine[0].prompt_version,
-            "prompt_sha256": sorted({s.prompt_sha256 for s in mine if s.prompt_sha256}),
-            "per_type": {t: _accuracy(a) for t, a in qa.per_type.items()},
-            "task_averaged": _accuracy(qa.task_averaged),
-            "overall": _accuracy(qa.overall),
-            "abstention": _accuracy(qa.abstention),
-            "judge_errors": qa.judge_errors,
-            "repeat_agreement": _repeat_agreement(mine) if len(repeats) > 1 else None,
-            "attribution": dict(Counter(s.attribution for s in mine if s.repeat == 0)),
-            **retry_totals(mine),
-        }
+        labels_by_judge[judge] = {q: v.label for q, v in first_verdicts(mine).items()}
+        judges[judge] = _judge_summary(mine, question_types, prompts)
     answered = [h for h in hypotheses if h.status == "ok"]
-    cost = _cost(hypotheses, prices)
-    correct = _primary_correct(judges)
     return {
         "judges": judges,
         "agreement": _agreement(labels_by_judge),
         "answers": {
-            "questions": len(hypotheses),
+            "questions": len(question_types),
             "answered": len(answered),
-            "failed": len(hypotheses) - len(answered),
+            "failed": len(question_types) - len(answered),
             "llm_calls": sum(h.llm_calls for h in hypotheses),
             "input_tokens": sum(h.input_tokens for h in hypotheses),
             "output_tokens": sum(h.output_tokens for h in hypotheses),
             **retry_totals(hypotheses),
         },
-        "cost": None
-        if cost is None
-        else {
-            "answering_total": cost,
-            "per_question": cost / len(hypotheses) if hypotheses else None,
-            "per_correct_answer": cost / correct if correct else None,
-        },
     }
 
 
-def _primary_correct(judges: dict[str, Any]) -> int:
+def primary_judge(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The first LLM judge (the fallback when there is none): whose figures lead."""
+    judges = summary["judges"]
     llm = [j for j in judges.values() if j["kind"] == "llm"]
-    chosen = llm[0] if llm else next(iter(judges.values()), None)
-    return int(chosen["overall"]["correct"]) if chosen else 0
+    return llm[0] if llm else next(iter(judges.values()), None)
 
 
 def _repeat_agreement(rows: Sequence[ScoreRow]) -> float | None:
@@ -146,30 +155,48 @@ def _agreement(labels: dict[str, dict[str, bool | None]]) -> list[dict[str, Any]
     return pairs
 
 
+# The official evaluate_qa.py names its result file after the short model name it was given.
+OFFICIAL_SHORT_NAMES = {
+    "gpt-4o-2024-08-06": "gpt-4o",
+    "gpt-4o-mini-2024-07-18": "gpt-4o-mini",
+    "meta-llama/Meta-Llama-3.1-70B-Instruct": "llama-3.1-70b-instruct",
+}
+
+
+def eval_results_name(judge: str) -> str:
+    """`hypotheses.jsonl.eval-results-<name>` as the official script names it for this judge."""
+    model = judge.split(":", 1)[1]
+    short = OFFICIAL_SHORT_NAMES.get(model, model)
+    return "hypotheses.jsonl.eval-results-" + short.replace("/", "_")
+
+
+def _jsonl(items: Sequence[dict[str, Any]]) -> str:
+    return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in items)
+
+
 def export_official(
     run_dir: Path, hypotheses: Sequence[HypothesisRow], scores: Sequence[ScoreRow]
 ) -> list[Path]:
-    """hypotheses.jsonl and, per LLM judge, hypotheses.jsonl.eval-results-<model> (judged only)."""
+    """hypotheses.jsonl and, per LLM judge, its eval-results file: every question it judged,
+    with the official label and the judge's model name, readable by the official printer."""
     lines = [
         {"question_id": h.question_id, "hypothesis": h.hypothesis}
         for h in hypotheses
         if h.hypothesis is not None
     ]
     path = run_dir / "hypotheses.jsonl"
-    write_text_atomically(path, "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+    write_text_atomically(path, _jsonl(lines))
     written = [path]
     for judge in sorted({s.judge for s in scores if s.judge_kind == "llm"}):
-        labels = majority_labels([s for s in scores if s.judge == judge])
+        verdicts = first_verdicts([s for s in scores if s.judge == judge])
         model = judge.split(":", 1)[1]
         out = [
-            {**line, "autoeval_label": {"model": model, "label": labels[line["question_id"]]}}
+            {**line, "autoeval_label": {"model": model, "label": verdicts[qid].label}}
             for line in lines
-            if labels.get(str(line["question_id"])) is not None
+            if (qid := str(line["question_id"])) in verdicts
         ]
-        target = run_dir / f"hypotheses.jsonl.eval-results-{model}"
-        write_text_atomically(
-            target, "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in out)
-        )
+        target = run_dir / eval_results_name(judge)
+        write_text_atomically(target, _jsonl(out))
         written.append(target)
     return written
 
@@ -178,32 +205,57 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def _judge_table(name: str, judge: dict[str, Any]) -> list[str]:
-    kind = "LLM judge" if judge["kind"] == "llm" else "no-LLM fallback (not comparable)"
-    lines = [
-        f"### {kind}: {name} (prompts {judge['prompt_version']})",
-        "",
-        "| question type | accuracy | correct / judged | 95% CI |",
-        "|---|---:|---:|---|",
+def _rows(figures: dict[str, Any], types_judged: int) -> list[str]:
+    every = len(QUESTION_TYPES)
+    task = "task-averaged" + (f" ({types_judged} of {every} types)" if types_judged < every else "")
+    named = [
+        *figures["per_type"].items(),
+        (task, figures["task_averaged"]),
+        ("overall", figures["overall"]),
+        ("abstention", figures["abstention"]),
     ]
-    rows = [
-        *judge["per_type"].items(),
-        ("task-averaged", judge["task_averaged"]),
-        ("overall", judge["overall"]),
-        ("abstention", judge["abstention"]),
-    ]
-    for row_name, acc in rows:
+    lines = []
+    for row_name, acc in named:
         ci = acc["ci95"]
         interval = f"{_pct(ci[0])} to {_pct(ci[1])}" if ci else "-"
         counts = f"{acc['correct']} / {acc['n']}"
         lines.append(f"| {row_name} | {_pct(acc['accuracy'])} | {counts} | {interval} |")
+    return lines
+
+
+_HEADER = ["| question type | accuracy | correct / judged | 95% CI |", "|---|---:|---:|---|"]
+
+
+def _judge_table(name: str, judge: dict[str, Any]) -> list[str]:
+    if judge["kind"] != "llm":
+        title = f"### No-LLM fallback (not comparable with LLM-judged figures): {name}"
+    else:
+        prompts = judge["prompts"]
+        title = (
+            f"### LLM judge {name}, prompts {judge['prompt_version']} ({prompts['description']})"
+        )
+    lines = [title, "", *_HEADER, *_rows(judge, judge["types_judged"]), ""]
+    if judge["not_judged"]:
+        shown = ", ".join(judge["not_judged_ids"][:20])
+        more = " …" if judge["not_judged"] > 20 else ""
+        lines += [
+            f"**Incomplete**: {judge['not_judged']} question(s) have no verdict and are left "
+            f"out of every figure: {shown}{more}.",
+            "",
+        ]
     causes = ", ".join(f"{k} {v}" for k, v in sorted(judge["attribution"].items()))
-    lines += [
-        "",
-        f"Judge errors (not counted as wrong): {judge['judge_errors']}. Attribution: {causes}; "
-        f"{retries_text(judge)}.",
-        "",
-    ]
+    lines += [f"Attribution: {causes}; {retries_text(judge)}.", ""]
+    if judge["kind"] == "llm":
+        readable = judge["readable_only"]
+        lines += [
+            f"Over readable verdicts only (left out: the {judge['unreadable']} replies holding no "
+            "yes or no word, which the official rule above reads as wrong unless they contain "
+            '"yes"):',
+            "",
+            *_HEADER,
+            *_rows(readable, len(readable["per_type"])),
+            "",
+        ]
     return lines
 
 
@@ -213,8 +265,11 @@ def qa_markdown(summary: dict[str, Any]) -> str:
         "## Question answering",
         "",
         f"{answers['answered']} of {answers['questions']} questions answered "
-        f"({answers['failed']} failed); {answers['llm_calls']} QA model calls, "
+        f"({answers['failed']} not); {answers['llm_calls']} QA model calls, "
         f"{retries_text(answers)}.",
+        "",
+        "Figures by the official rule (evaluate_qa.py / print_qa_metrics.py): a judge reply "
+        'without "yes" is a wrong answer; each question is judged once (repeat 0).',
         "",
     ]
     for name, judge in summary["judges"].items():
@@ -225,17 +280,10 @@ def qa_markdown(summary: dict[str, Any]) -> str:
             f"Judge agreement {pair['judges'][0]} vs {pair['judges'][1]}: "
             f"{_pct(pair['agreement'])} over {pair['n']}; disputed: {disputed}."
         )
-    cost = summary["cost"]
-    if cost:
-        per_correct = cost["per_correct_answer"]
-        shown = "-" if per_correct is None else f"{per_correct:.5f}"
-        lines.append(
-            f"Answering cost: {cost['answering_total']:.4f} in all, {cost['per_question']:.5f} "
-            f"per question, {shown} per correct answer."
-        )
     lines.append(
-        "Task-averaged: the plain mean of the per-type accuracies; overall: the mean over all "
-        "judged questions; `_abs` questions count inside their base type and again in the "
-        "abstention row. Intervals: stratified percentile bootstrap."
+        "Task-averaged: the plain mean of the per-type accuracies (the official printer needs all "
+        "six types); overall: the mean over all judged questions; `_abs` questions count inside "
+        "their base type and again in the abstention row. Intervals: stratified percentile "
+        "bootstrap."
     )
     return "\n".join(lines) + "\n"

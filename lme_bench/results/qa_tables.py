@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "2"  # 2: retries by cause
+SCHEMA_VERSION = "3"  # 2: judges' readable verdicts; 3: retries by cause
 
 
 @dataclass
@@ -50,9 +50,10 @@ class ScoreRow:
     prompt_version: str
     prompt_name: str
     prompt_sha256: str
-    label: bool | None
+    label: bool | None  # the official label ('yes' in the reply); None: no verdict
+    readable: bool | None  # LLM judges: the reply held a yes or a no word
     raw_verdict: str
-    status: str  # ok | judge-error
+    status: str  # ok | error (LLM call failed after retries) | ungradable (fallback)
     attribution: str
     llm_calls: int = 0
     input_tokens: int = 0
@@ -120,6 +121,7 @@ SCORES_SCHEMA = _schema(
         pa.field("prompt_name", pa.string(), nullable=False),
         pa.field("prompt_sha256", pa.string(), nullable=False),
         pa.field("label", pa.bool_()),
+        pa.field("readable", pa.bool_()),
         pa.field("raw_verdict", pa.string(), nullable=False),
         pa.field("status", pa.string(), nullable=False),
         pa.field("attribution", pa.string(), nullable=False),

@@ -52,7 +52,7 @@ def read_scores(path: Path) -> list[ScoreRow]:
     if not path.is_file():
         return []
     return [
-        ScoreRow(**{k: v for k, v in row.items() if k in _SCORE_FIELDS})
+        ScoreRow(**({"readable": None} | {k: v for k, v in row.items() if k in _SCORE_FIELDS}))
         for row in pq.read_table(path).to_pylist()
     ]
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.report import RunReport
+from lme_bench.results.cost import cost_markdown
 
 RESULT_FILES = (
     "summary.md",
@@ -21,13 +22,15 @@ RESULT_FILES = (
 
 
 def qa_table(qa: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per judge and question type (then task-averaged and overall)."""
+    """One row per judge and question type, then task-averaged, overall and abstention: the
+    official-rule figures, with each judge's count of questions left without a verdict."""
     rows = []
     for judge, found in qa["judges"].items():
         groups = [
             *sorted(found["per_type"].items()),
             ("task-averaged", found["task_averaged"]),
             ("overall", found["overall"]),
+            ("abstention", found["abstention"]),
         ]
         for name, accuracy in groups:
             low, high = accuracy.get("ci95") or (None, None)
@@ -36,41 +39,41 @@ def qa_table(qa: dict[str, Any]) -> list[dict[str, Any]]:
                     "judge": judge,
                     "question_type": name,
                     "n": accuracy["n"],
-                    "accuracy": accuracy["accuracy"],
-                    "ci95_low": low,
-                    "ci95_high": high,
+                    "accuracy": _rounded(accuracy["accuracy"]),
+                    "ci95_low": _rounded(low),
+                    "ci95_high": _rounded(high),
+                    "not_judged": found["not_judged"],
                 }
             )
     return rows
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
 def _cost_lines(summary: dict[str, Any]) -> list[str]:
     qa = summary.get("qa") or {}
-    answers, cost = qa.get("answers"), qa.get("cost")
+    answers, cost = qa.get("answers"), summary.get("cost")
     lines = []
     if answers:
         lines.append(
             f"- answering: {answers['llm_calls']} model calls, {answers['input_tokens']} input "
             f"and {answers['output_tokens']} output tokens"
         )
-    if cost:
-        lines.append(
-            f"- answering cost: ${cost['answering_total']:.4f} in all, "
-            f"${cost['per_question'] or 0:.5f} per question"
-        )
     ingestion = summary.get("ingestion") or {}
     if ingestion.get("llm_calls"):
         lines.append(f"- ingestion: {ingestion['llm_calls']} model calls")
+    if cost:
+        lines += ["- " + line for line in cost_markdown(cost)]
     return lines
 
 
 def report_markdown(report: RunReport) -> str:
     """The run's summary markdown, then cost and links to every file the run wrote."""
-    links = [
-        f"- [{name}]({(report.run_dir / name).resolve().as_uri()})"
-        for name in RESULT_FILES
-        if (report.run_dir / name).is_file()
-    ]
+    names = [n for n in RESULT_FILES if (report.run_dir / n).is_file()]
+    names += sorted(p.name for p in report.run_dir.glob("hypotheses.jsonl.eval-results-*"))
+    links = [f"- [{name}]({(report.run_dir / name).resolve().as_uri()})" for name in names]
     parts = [report.markdown.rstrip(), ""]
     cost = _cost_lines(report.summary)
     if cost:

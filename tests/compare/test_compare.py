@@ -1,4 +1,4 @@
-"""`lme-bench compare`: paired deltas, labels over repeats, judge checks, the written reports."""
+"""`lme-bench compare`: paired deltas, first verdicts, judge checks, the written reports."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import pytest
 import lme_bench.compare as compare_pkg
 from lme_bench.cli import main
 from lme_bench.compare import CompareError, build_comparison, compare_runs
-from lme_bench.compare.load import majority
 from lme_bench.compare.paired import (
     overall_delta,
     paired_bootstrap,
@@ -34,15 +33,15 @@ TYPES = {
     "m": "multi-session",
 }
 RESAMPLES = 400
-T, F, E = True, False, None  # E: a judge-error row (status judge-error, no label)
+T, F, E = True, False, None  # E: a failed judge call (status error, no label)
 
 # question id -> the LLM judge's verdicts over repeats.
 RUN_A: dict[str, list[bool | None]] = {
-    "t0": [T, T, F],  # majority over repeats: correct
+    "t0": [T, T, F],  # the first verdict counts: correct
     **{f"t{i}": [T] for i in range(1, 8)},
     "t8": [F],
-    "t9": [F],
-    "t10": [T, F],  # tie: not judged in A, so not paired
+    "t9": [F, T, T],  # wrong, though later repeats say correct
+    "t10": [E, T],  # the first call failed: not judged in A, so not paired
     "k0": [T],
     "k1": [F],
     "k2_abs": [T],
@@ -52,7 +51,7 @@ RUN_A: dict[str, list[bool | None]] = {
 RUN_B: dict[str, list[bool | None]] = {
     **{f"t{i}": [T] for i in range(7)},
     "t7": [F],
-    "t8": [T, E, E],  # judge errors do not vote: correct
+    "t8": [T, E, E],  # correct: later failed repeats change nothing
     "t9": [T],
     "t10": [T],
     "k0": [T],
@@ -78,8 +77,9 @@ def _score(qid: str, label: bool | None, repeat: int, judge: str = LLM, sha: str
         prompt_name="abstention" if qid.endswith("_abs") else qtype,
         prompt_sha256=sha if kind == "llm" else "f" * 64,
         label=label,
+        readable=None if label is None else True,
         raw_verdict="" if label is None else ("yes" if label else "no"),
-        status="judge-error" if label is None else "ok",
+        status="error" if label is None else "ok",
         attribution="reader",
         error="timeout" if label is None else None,
     )
@@ -148,19 +148,12 @@ def _compare(results: Path, run_b: str = "run-b", **options: Any) -> Any:
     return json.loads(out.paths[1].read_text())
 
 
-def test_majority_over_repeats() -> None:
-    assert majority([True, True, False]) is True
-    assert majority([False]) is False
-    assert majority([True, False]) is None  # tie
-    assert majority([]) is None
-
-
 def test_per_type_task_averaged_and_overall_deltas_by_hand(results: Path) -> None:
     c = build_comparison("run-a", "run-b", results_dir=results, resamples=RESAMPLES)
     rows = {r.name: r for r in c.qa.per_type}
     assert list(rows) == [TYPES["p"], TYPES["t"], TYPES["k"], TYPES["m"]]
     temporal = rows[TYPES["t"]]
-    assert (temporal.a.correct, temporal.a.n) == (8, 10)  # t10 tied in A
+    assert (temporal.a.correct, temporal.a.n) == (8, 10)  # t10 not judged in A
     assert (temporal.b.correct, temporal.b.n) == (10, 11)
     assert temporal.paired.n == 10
     assert temporal.paired.delta == pytest.approx(0.9 - 0.8)
@@ -179,7 +172,7 @@ def test_per_type_task_averaged_and_overall_deltas_by_hand(results: Path) -> Non
     assert c.qa.overall.b.value == pytest.approx(14 / 16)
     abstention = c.qa.abstention
     assert abstention.paired.n == 1 and abstention.paired.delta == pytest.approx(-1.0)
-    assert (c.labels_a.ties, c.labels_a.no_ok, c.labels_b.ties, c.labels_b.no_ok) == (1, 0, 0, 1)
+    assert (c.labels_a.not_judged, c.labels_b.not_judged) == (1, 1)
 
 
 def test_type_in_one_run_is_reported_without_delta(results: Path) -> None:

@@ -28,20 +28,25 @@ def test_prompt_selection_by_type_and_abstention(
     assert load_prompt_set().for_question(question_id, question_type).name == expected
 
 
-def test_prompts_carry_the_criteria_and_render_all_fields() -> None:
+def test_our_prompts_keep_the_official_criteria_and_render_all_fields() -> None:
     prompts = load_prompt_set()
-    assert prompts.version == "lme-bench-judge-v1"
+    assert (prompts.version, prompts.source) == ("lme-bench-judge-v2", "lme-bench")
+    assert "not the official text" in prompts.description
     for question_type in QUESTION_TYPES:
-        text = prompts.for_question("x", question_type).render("Q?", "GOLD", "RESP")
-        assert "Q?" in text and "GOLD" in text and "RESP" in text and "{" not in text
-        assert text.rstrip().endswith("yes or no.")
-    flat = {name: " ".join(p.template.split()) for name, p in prompts.prompts.items()}
+        for question_id in ("x", "x_abs"):
+            prompt = prompts.for_question(question_id, question_type)
+            text = prompt.render("Q?", "GOLD", "RESP")
+            assert "Q?" in text and "GOLD" in text and "RESP" in text and "{" not in text
+            assert text.rstrip().endswith("Reply with yes or no only.")
+    flat = {p.name: " ".join(p.render("", "", "").split()) for p in prompts.choices.values()}
     assert "off-by-one" in flat["temporal-reasoning"]
-    assert "older values alongside it" in flat["knowledge-update"]
-    assert "every point of the rubric" in flat["single-session-preference"]
-    assert "cannot be answered" in flat["abstention"]
-    assert "only part of the correct answer is not correct" in flat["default"]
-    assert len(set(prompts.hashes.values())) == len(prompts.prompts) == 5
+    assert "earlier information together with an updated answer" in flat["knowledge-update"]
+    assert "need not reflect every point of the rubric" in flat["single-session-preference"]
+    assert "recognises that the question cannot be answered" in flat["abstention"]
+    assert "only part of the information" in flat["default"]
+    # Nothing beyond the official criteria: the abstention prompt does not judge answers given.
+    assert "as fact" not in flat["abstention"]
+    assert len(set(prompts.hashes.values())) == len(prompts.hashes) == 5
 
 
 def test_a_users_own_prompt_folder_replaces_ours(tmp_path: Path) -> None:
@@ -57,20 +62,25 @@ def test_a_users_own_prompt_folder_replaces_ours(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("reply", "status", "label"),
+    ("reply", "label", "readable"),
     [
-        ("yes", "ok", True),
-        ("Yes.", "ok", True),
-        ("YES, it is correct", "ok", True),
-        ("no", "ok", False),
-        ("No, the response misses the date.", "ok", False),
-        ("", "judge-error", None),
-        (None, "judge-error", None),
-        ("I cannot help with that.", "judge-error", None),
-        ("asdf qwerty", "judge-error", None),
+        ("yes", True, True),
+        ("Yes.", True, True),
+        ("YES, it is correct", True, True),
+        ("no", False, True),
+        ("No, the response misses the date.", False, True),
+        ("", False, False),  # the official rule: no "yes" is a wrong answer
+        (None, False, False),
+        ("I cannot help with that.", False, False),
+        ("asdf qwerty", False, False),
+        (
+            "Yesterday",
+            True,
+            False,
+        ),  # 'yes' in the lowercased reply, as the official script reads it
     ],
 )
-def test_verdicts(reply: str | None, status: str, label: bool | None) -> None:
+def test_verdicts_follow_the_official_rule(reply: str | None, label: bool, readable: bool) -> None:
     verdict = read_verdict(reply)
-    assert (verdict.status, verdict.label) == (status, label)
+    assert (verdict.label, verdict.readable) == (label, readable)
     assert verdict.raw == (reply or "")

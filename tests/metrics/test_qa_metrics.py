@@ -25,7 +25,7 @@ def test_task_averaged_and_overall_differ_on_unbalanced_types() -> None:
     assert scores.overall.value == pytest.approx(10 / 14)
     assert scores.task_averaged.value != scores.overall.value
     assert scores.abstention.value == 1.0 and scores.abstention.n == 1
-    assert scores.judge_errors == 1  # counted apart, never as wrong
+    assert scores.not_judged == 1  # no verdict: counted apart, never as wrong
     low, high = scores.overall.ci95 or (0, 0)
     assert low < 10 / 14 < high and low >= 0 and high <= 1
 
@@ -38,7 +38,7 @@ def test_bootstrap_is_seeded_and_degenerate_cases() -> None:
     assert bootstrap_interval({"a": [True] * 5}, lambda g: 1.0) == (1.0, 1.0)
     assert bootstrap_interval({}, lambda g: 1.0) is None
     empty = score_qa([])
-    assert empty.overall.value is None and empty.judge_errors == 0
+    assert empty.overall.value is None and empty.not_judged == 0
 
 
 def test_bootstrap_interval_matches_the_normal_approximation_for_many_labels() -> None:
