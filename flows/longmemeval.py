@@ -24,6 +24,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from flows import artifacts, schedule
+from flows.stopping import stopping_cleanly
 from lme_bench import cache_keys, pipeline
 from lme_bench.collect import Done, Job, RunCollector
 from lme_bench.config import Settings
@@ -32,6 +33,7 @@ from lme_bench.request import RunRequest
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.rerun import failed_question_ids, merge_previous
 from lme_bench.secrets import RedactingLogFilter
+from lme_bench.stop_signal import STOPPING
 from tasks import benchmark as tasks
 from tasks.storage import result_storage
 
@@ -49,8 +51,10 @@ class RunFailures(RuntimeError):
 
 
 def run_longmemeval(request: RunRequest) -> dict[str, Any]:
-    """Run the flow in this process (what `lme-bench run` calls)."""
-    result: dict[str, Any] = longmemeval(request)
+    """Run the flow in this process (what `lme-bench run` calls); SIGTERM or Ctrl-C stops it,
+    its temporary Prefect server and its other child processes."""
+    with stopping_cleanly(request.run_id):
+        result: dict[str, Any] = longmemeval(request)
     return result
 
 
@@ -152,7 +156,12 @@ def _run_questions(
 
     locations = tasks.locate_memories(_as_is(refs), _as_is(settings), scope)
     limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
-    schedule.run_jobs(collector.start(locations), limits, submit, finished, reuse)
+    STOPPING.clear()
+    try:
+        schedule.run_jobs(collector.start(locations), limits, submit, finished, reuse)
+    except BaseException:  # a signal (or a fault): in-flight questions stop at their next step
+        STOPPING.set()
+        raise
     progress.close(collector.questions_done, len(collector.failed), sum(reused.values()))
     if any(reused.values()):
         counts = ", ".join(f"{stage} {n}" for stage, n in reused.items() if n)

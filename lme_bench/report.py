@@ -9,12 +9,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lme_bench.cache_keys import memory_scope
 from lme_bench.config import Settings
 from lme_bench.dataset.known import describe_release
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
 from lme_bench.estimate import calls_models, estimate_run
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.judge.prompts import judge_prompts
+from lme_bench.memory.titles import memory_titles
 from lme_bench.pipeline import RunPlan, bundled_sample, search_description, search_label
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.results.atomic import write_text_atomically
@@ -178,6 +180,9 @@ def write_run(
         },
         prompts=_prompt_hashes(settings),
         memories={o.question_id: o.memory_id for o in results.outcomes},
+        memory_titles=memory_titles(
+            [r.question_id for r in refs], memory_scope(settings, run_id), settings.run.results_dir
+        ),
         memory_entries={o.question_id: o.entries for o in results.outcomes},
         search=search_description(settings),
         config=settings.redacted(),

@@ -8,8 +8,17 @@ from lme_bench.config import ConfigError
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.providers.faults import classify
 from lme_bench.secrets import RedactedError
+from lme_bench.stop_signal import RunStopped
 
-_PERMANENT = (DatasetError, ConfigError, TypeError, KeyError, AttributeError, NotImplementedError)
+_PERMANENT = (
+    DatasetError,
+    ConfigError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    NotImplementedError,
+    RunStopped,
+)
 _TRANSIENT = (TimeoutError, ConnectionError, sqlite3.OperationalError)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from lme_bench.config import load_settings
 from lme_bench.dataset.loader import iter_questions
+from lme_bench.memory.titles import memory_titles
 from lme_bench.pipeline import bundled_sample, ingest_question, plan_run, prepare_questions
 
 ALLOWED_TAGS = {"session_key", "turn_index", "role", "session_date"}
@@ -25,11 +26,14 @@ def test_ingestion_stores_only_roles_contents_dates_and_opaque_keys(tmp_path: Pa
 
     db = sqlite3.connect(settings.memory_path)
     titles = dict(db.execute("SELECT memory_id, title FROM memories"))
-    assert sorted(titles.values()) == sorted(f"{qid}__leak" for qid in instances)
+    question_of = memory_titles(list(instances), plan.run_id, settings.run.results_dir)
+    assert sorted(titles.values()) == sorted(question_of)  # one memory per question
+    for title in titles.values():
+        assert re.fullmatch(r"lme-[0-9a-f]{40}", title), title  # no question id, no `_abs`
     rows = db.execute("SELECT memory_id, raw_entry, summary, tags FROM entries").fetchall()
     assert rows
     for memory_id, raw, summary, tags_json in rows:
-        instance = instances[titles[memory_id].removesuffix("__leak")]
+        instance = instances[question_of[titles[memory_id]]]
         contents = {t.content for s in instance.haystack_sessions for t in s}
         assert raw in contents
         assert summary == raw or (summary.endswith("…") and raw.startswith(summary[:-1]))
@@ -44,8 +48,9 @@ def test_ingestion_stores_only_roles_contents_dates_and_opaque_keys(tmp_path: Pa
     haystack_text = "\n".join(
         t.content for i in instances.values() for s in i.haystack_sessions for t in s
     )
-    assert "has_answer" not in stored
+    assert "has_answer" not in stored and "_abs" not in stored
     for instance in instances.values():
+        assert instance.question_id not in stored, instance.question_id
         for session_id in {*instance.haystack_session_ids, *instance.answer_session_ids}:
             assert session_id not in stored, session_id
         if instance.answer not in haystack_text:

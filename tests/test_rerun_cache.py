@@ -21,6 +21,7 @@ from prefect.testing.utilities import prefect_test_harness
 
 from flows.longmemeval import RunFailures, longmemeval
 from lme_bench import cli, pipeline
+from lme_bench.memory.titles import memory_title
 from lme_bench.providers.fake_stats import FAKE_CALLS
 from lme_bench.request import RunRequest
 
@@ -260,14 +261,16 @@ def test_deleted_memories_are_ingested_again_not_taken_from_the_cache(
 
     # One question's memory deleted from the store: that question alone is ingested again.
     lost = questions[1]
-    _delete_memory(store, f"{lost}__lost", keep_memory_row=False)
+    title = memory_title(lost, "lost", tmp_path)
+    _delete_memory(store, title, keep_memory_row=False)
     executed.reset()
     _run(request)
     assert executed.by_stage()["ingest"] == [lost]
     assert _entries_per_memory(store) == entries  # it holds its entries again
     assert _without(_table(run_dir, "retrieval"), "run_id") == retrieval
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["memory_entries"][lost] == entries[f"{lost}__lost"]
+    assert manifest["memory_titles"][title] == lost
+    assert manifest["memory_entries"][lost] == entries[title]
 
     # The whole store file gone: every question is ingested again by the agent.
     for path in tmp_path.glob("memory.sqlite*"):
@@ -294,12 +297,13 @@ def test_emptied_memory_is_ingested_again_not_skipped_by_its_checkpoints(tmp_pat
 
     location, first = asyncio.run(ingest())
     assert location.entries == 0 and first.entries > 0
-    _delete_memory(store, f"{ref.question_id}__emptied", keep_memory_row=True)
+    title = memory_title(ref.question_id, "emptied", tmp_path)
+    _delete_memory(store, title, keep_memory_row=True)
 
     location, again = asyncio.run(ingest())
     assert location.entries == 0  # the flow sees this and ingests with refresh_cache
     assert again.memory_id == first.memory_id
-    assert _entries_per_memory(store)[f"{ref.question_id}__emptied"] == first.entries
+    assert _entries_per_memory(store)[title] == first.entries
     assert again.entries == first.entries
 
 
@@ -377,7 +381,11 @@ def test_shared_cache_reuses_one_ingestion_across_runs(
     assert _without(two_pass["retrieval"], "run_id") == _without(single["retrieval"], "run_id")
     entries = _entries_per_memory(tmp_path / "memory.sqlite")
     assert len(entries) == LIMIT and all(entries.values())  # one memory per question in all
-    assert all("__shared-" in title for title in entries)
+    titles = [
+        json.loads((tmp_path / run / "manifest.json").read_text())["memory_titles"]
+        for run in ("sweep-single", "sweep-two-pass")
+    ]
+    assert titles[0] == titles[1] and sorted(titles[0]) == sorted(entries)
 
 
 def test_cache_off_redoes_everything(harness: None, tmp_path: Path, executed: Executed) -> None:

@@ -31,6 +31,7 @@ from lme_bench.agent.tools import Observed, SessionWrites
 from lme_bench.config import IngestSettings
 from lme_bench.dataset.views import SessionView
 from lme_bench.providers.calls import CountedModel
+from lme_bench.stop_signal import check_stopping
 
 
 class _State(TypedDict):
@@ -79,6 +80,7 @@ class SessionAgent:
         return self.writes.context
 
     async def observe(self, state: _State) -> dict[str, Any]:
+        check_stopping()  # a stopped run drops this session's buffered writes: it is redone
         index = state["turn"]
         turn = self.session.turns[index]
         due = (index + 1) % self.settings.context_every == 0 and index + 1 < len(self.session.turns)

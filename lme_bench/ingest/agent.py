@@ -20,6 +20,7 @@ from lme_bench.agent.tools import AGENTIC_TOOLS, CONTEXT_TOOLS
 from lme_bench.config import IngestSettings
 from lme_bench.dataset.views import QuestionView, SessionView
 from lme_bench.ingest.checkpoint import Checkpoints
+from lme_bench.ingest.held import held_turns, missing
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.limits import Limiter, call_priority
 from lme_bench.memory.base import MemoryBackend
@@ -27,6 +28,7 @@ from lme_bench.memory.tool_results import default_prompts
 from lme_bench.memory.types import NewEntry
 from lme_bench.providers.calls import CallAccount, CountedModel
 from lme_bench.providers.retry import RetryPolicy, set_retry_columns
+from lme_bench.stop_signal import check_stopping
 
 
 class AgentIngestor:
@@ -97,11 +99,13 @@ class AgentIngestor:
         memory_id: str,
     ) -> SessionRecord:
         mode = self.settings.mode
+        check_stopping()
         saved = self.checkpoints.load(memory_id, session.key, mode)
         if saved is not None:
             state, record, entries, context = saved
             if state == "pending":  # stored writes not confirmed: write the saved copy again
-                # entries are idempotent; a context snapshot already stored is not put twice
+                # leaving out entries and a context snapshot the memory already holds
+                entries = missing(entries, await held_turns(self.backend, vault_id, memory_id))
                 if context is not None and context == await self.backend.get_context(
                     vault_id, memory_id
                 ):

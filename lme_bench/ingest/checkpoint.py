@@ -1,10 +1,11 @@
-"""Per-session checkpoints of agent ingestion, so a retried question resumes where it stopped.
+"""Per-session checkpoints of ingestion, so a retried question resumes where it stopped
+(agent ingestion here; raw ingestion marks its sessions the same way, see raw.py).
 
 A session's buffered writes are saved here before they go to the memory (write-ahead), and the
 session is marked done once they are stored. On a retry: done sessions are skipped, a session
 whose writes were saved but not confirmed is written again from the saved copy (no model call;
-the embedded store ignores identical entries), and any other session is redone from scratch
-(nothing of it reached the memory). Keyed by memory id, so a new memory starts over.
+entries of turns the memory already holds are left out), and any other session is redone from
+scratch (nothing of it reached the memory). Keyed by memory id, so a new memory starts over.
 """
 
 from __future__ import annotations
@@ -88,11 +89,15 @@ class Checkpoints:
             )
 
     def mark_done(self, memory_id: str, record: SessionRecord) -> None:
+        self.mark_all_done(memory_id, [record])
+
+    def mark_all_done(self, memory_id: str, records: list[SessionRecord]) -> None:
+        """Mark sessions done in one commit."""
         with self._lock, self._db() as db:
-            db.execute(
+            db.executemany(
                 "UPDATE sessions SET state = 'done', entries = NULL, record = ?"
                 " WHERE memory_id = ? AND session_key = ? AND mode = ?",
-                (json.dumps(record.to_json()), memory_id, record.session_key, record.mode),
+                [(json.dumps(r.to_json()), memory_id, r.session_key, r.mode) for r in records],
             )
 
     def claim(self, memory_id: str, fingerprint: str, *, empty: bool) -> str | None:

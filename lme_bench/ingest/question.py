@@ -1,5 +1,5 @@
-"""Ingest one question: its memory (vault per host, `{question_id}__{run_id}`), then every
-session in date order, raw or through the memory agent."""
+"""Ingest one question: its memory (vault per host, an opaque title: memory/titles.py), then
+every session in date order, raw or through the memory agent."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from lme_bench.ingest.raw import ingest_raw
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.limits import provider_limiter
 from lme_bench.memory.base import MemoryBackend
-from lme_bench.memory.factory import memory_title, open_backend, vault_title
+from lme_bench.memory.factory import open_backend, vault_title
+from lme_bench.memory.titles import memory_title
 from lme_bench.providers.factory import check_models, model_for, parse_model, problems
 
 
@@ -90,7 +91,7 @@ async def locate_memories(
     try:
         vault_id = await backend.get_or_create_vault(vault_title(settings.memory))
         for question_id in question_ids:
-            title = memory_title(question_id, run_id)
+            title = memory_title(question_id, run_id, settings.run.results_dir)
             memory_id = await backend.get_or_create_memory(vault_id, title)
             held = await _items_held(backend, vault_id, memory_id)
             located[question_id] = MemoryLocation(question_id, vault_id, memory_id, held)
@@ -125,7 +126,7 @@ async def ingest_question(
     started = time.perf_counter()
     view, _ = make_view(ref.load())
     backend = open_backend(settings)
-    title = memory_title(ref.question_id, run_id)
+    title = memory_title(ref.question_id, run_id, settings.run.results_dir)
     checkpoints = _checkpoints(settings)
     try:
         if location is None:
@@ -141,7 +142,9 @@ async def ingest_question(
         if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
             sessions = []
         elif settings.ingest.mode == "raw":
-            sessions = await ingest_raw(ref.question_id, view, backend, vault_id, memory_id)
+            sessions = await ingest_raw(
+                ref.question_id, view, backend, vault_id, memory_id, checkpoints, fresh=empty
+            )
         else:
             model, policy, spec = model_for("agent", settings)
             limiter = provider_limiter(settings, spec.provider)

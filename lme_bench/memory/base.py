@@ -41,6 +41,10 @@ class MemoryBackend(Protocol):
 
     async def count_entries(self, memory_id: str) -> int: ...
 
+    async def entry_tags(self, vault_id: str, memory_id: str) -> list[dict[str, str]]:
+        """The tags of every entry the memory holds (what a resumed ingestion checks)."""
+        ...
+
     async def search(
         self, memory_id: str, query: str, *, top_ke: int, top_kc: int = 2
     ) -> SearchResult: ...

@@ -55,6 +55,9 @@ class EmbeddedBackend:
     async def count_entries(self, memory_id: str) -> int:
         return self.store.count_entries(memory_id)
 
+    async def entry_tags(self, vault_id: str, memory_id: str) -> list[dict[str, str]]:
+        return self.store.entry_tags(memory_id)
+
     async def search(
         self, memory_id: str, query: str, *, top_ke: int, top_kc: int = 2
     ) -> SearchResult:

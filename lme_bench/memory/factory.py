@@ -31,7 +31,3 @@ def vault_title(settings: MemorySettings) -> str:
         return settings.vault
     host = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-") or "host"
     return f"lme-bench-{host}"[:50].rstrip("-")
-
-
-def memory_title(question_id: str, run_id: str) -> str:
-    return f"{question_id}__{run_id}"

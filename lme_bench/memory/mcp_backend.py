@@ -188,22 +188,40 @@ class McpBackend:
             return None
         return found if isinstance(found, dict) else None
 
-    async def count_entries(self, memory_id: str) -> int:
-        """Pages through list_entries (newest first, 50 a page) until a page brings nothing new."""
+    async def _every_entry(self, memory_id: str) -> dict[str, dict[str, Any]]:
+        """Every entry by id: list_entries pages (newest first, 50 a page) until a page brings
+        nothing new."""
         vault_id = await self._vault(memory_id)
-        seen: set[str] = set()
+        seen: dict[str, dict[str, Any]] = {}
         cursor: dict[str, str] = {}
         while True:
             page = await self._json(
                 "list_entries", vault_id=vault_id, memory_id=memory_id, limit=PAGE_LIMIT, **cursor
             )
-            ids = {str(entry["entryId"]) for entry in page.get("entries") or []}
-            if not ids - seen:
-                return len(seen)
-            seen |= ids
-            if len(ids) < PAGE_LIMIT or not page.get("next_before"):
-                return len(seen)
+            items = {str(entry["entryId"]): entry for entry in page.get("entries") or []}
+            if not items.keys() - seen.keys():
+                return seen
+            seen |= items
+            if len(items) < PAGE_LIMIT or not page.get("next_before"):
+                return seen
             cursor = {"before": str(page["next_before"])}
+
+    async def count_entries(self, memory_id: str) -> int:
+        return len(await self._every_entry(memory_id))
+
+    async def entry_tags(self, vault_id: str, memory_id: str) -> list[dict[str, str]]:
+        """Tags from list_entries, or from get_entry for a server whose listing has none."""
+        self._vault_of[memory_id] = vault_id
+        found = []
+        for entry_id, entry in (await self._every_entry(memory_id)).items():
+            tags = _tags(entry.get("tags"))
+            if tags is None:
+                fetched = await self._json(
+                    "get_entry", vault_id=vault_id, memory_id=memory_id, entry_id=entry_id
+                )
+                tags = _tags(fetched.get("tags")) or {}
+            found.append(tags)
+        return found
 
     # -- search ------------------------------------------------------------------------------
     def _has_param(self, tool: str, name: str) -> bool:

@@ -251,6 +251,13 @@ class EmbeddedStore:
         )
         return int(row[0])
 
+    def entry_tags(self, memory_id: str) -> list[dict[str, str]]:
+        """Every entry's tags, oldest first (cheaper than list_entries: no text)."""
+        rows = self._db().execute(
+            "SELECT tags FROM entries WHERE memory_id = ? ORDER BY seq", (memory_id,)
+        )
+        return [json.loads(tags) for (tags,) in rows]
+
     def list_entries(
         self,
         memory_id: str,

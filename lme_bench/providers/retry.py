@@ -95,7 +95,7 @@ def retry_totals(rows: Iterable[object]) -> dict[str, int]:
 
 
 def retries_text(totals: Mapping[str, int]) -> str:
-    """ "12 retries (throttled 10, timeout 1, connection 1, server 0)", from RETRY_COLUMNS."""
+    """RETRY_COLUMNS totals in words: 12 retries (throttled 10, timeout 1, connection 1, …)."""
     causes = ", ".join(f"{cause} {totals[f'retries_{cause}']}" for cause in CAUSES)
     return f"{totals['retries']} retries ({causes})"
 

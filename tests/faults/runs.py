@@ -4,6 +4,7 @@ key, the embedded memory store's entries and contexts, ingestion progress."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import sqlite3
@@ -175,12 +176,25 @@ def assert_same_tables(run_dir: Path, reference: Path, drop: frozenset[str] = fr
             assert comparable(row, drop) == comparable(expected[key], drop), (name, key)
 
 
-def memories(store: Path) -> tuple[dict[str, Any], list[Any]]:
-    """Per memory title: its entries (raw text, summary, tags) in order and its context
-    snapshots; and every (memory, raw text, tags) stored more than once."""
+def question_titles(results: Path) -> dict[str, str]:
+    """Memory title -> question id, from the manifests of the runs in a results folder."""
+    found: dict[str, str] = {}
+    for manifest in results.glob("*/manifest.json"):
+        found |= json.loads(manifest.read_text()).get("memory_titles", {})
+    return found
+
+
+def memories(store: Path, results: Path | None = None) -> tuple[dict[str, Any], list[Any]]:
+    """Per question id (the title where no manifest in `results`, by default the store's
+    folder, names it): the memory's entries (raw text, summary, tags) in order and its
+    context snapshots; and every (memory, raw text, tags) stored more than once."""
+    names = question_titles(results or store.parent)
     db = sqlite3.connect(store)
     try:
-        titles = dict(db.execute("SELECT memory_id, title FROM memories").fetchall())
+        titles = {
+            memory_id: names.get(title, title)
+            for memory_id, title in db.execute("SELECT memory_id, title FROM memories")
+        }
         found: dict[str, Any] = {t: {"entries": [], "contexts": []} for t in titles.values()}
         for memory_id, raw, summary, tags in db.execute(
             "SELECT memory_id, raw_entry, summary, tags FROM entries ORDER BY seq"

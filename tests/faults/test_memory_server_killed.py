@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from tests.faults.runs import memories
-from tests.faults.server_kill import ENTRIES, QUESTIONS, RUN_ID, ServerKilledRun, read_rows
+from tests.faults.server_kill import ENTRIES, QUESTIONS, ServerKilledRun, read_rows
 
 SESSIONS = 316  # of the first 30 sample questions
 
@@ -48,11 +48,11 @@ def test_rerun_on_the_restarted_server_finishes_them_storing_nothing_twice(
     ingest = read_rows(run.run_dir, "ingest")
     assert len(ingest) == SESSIONS and all(r["status"] == "ok" for r in ingest)
 
-    found, duplicates = memories(run.server.path)
+    found, duplicates = memories(run.server.path, run.results)
     assert duplicates == []
     counts = {title: len(m["entries"]) for title, m in found.items()}
     written: Counter[str] = Counter()
     for row in ingest:
-        written[f"{row['question_id']}__{RUN_ID}"] += row["entries_written"]
+        written[row["question_id"]] += row["entries_written"]
     assert counts == dict(written) and sum(counts.values()) == ENTRIES
-    assert {f"{q}__{RUN_ID}": n for q, n in manifest["memory_entries"].items()} == counts
+    assert manifest["memory_entries"] == counts

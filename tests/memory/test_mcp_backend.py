@@ -126,6 +126,36 @@ def test_count_pages_with_the_before_cursor() -> None:
     assert len(session.calls) == 2 + 3  # find the vault, then three pages
 
 
+def test_entry_tags_page_through_every_entry_and_fetch_tags_a_listing_lacks() -> None:
+    def tags(n: int) -> dict[str, str]:
+        return {"session_key": f"s{n // 10:03d}", "turn_index": str(n % 10)}
+
+    # A server that lists tags as a JSON string for most entries and leaves them out for some.
+    entries = [
+        {"entryId": f"e{n}", **({} if n % 40 == 0 else {"tags": json.dumps(tags(n))})}
+        for n in range(120)
+    ]
+
+    def list_entries(**args: Any) -> dict[str, Any]:
+        assert args["vault_id"] == "v1" and args["limit"] == 50
+        end = int(args.get("before", 120))
+        return {
+            "entries": entries[max(0, end - 50) : end][::-1],  # newest first
+            "next_before": str(end - 50) if end > 50 else None,
+        }
+
+    def get_entry(**args: Any) -> dict[str, Any]:
+        return {"entryId": args["entry_id"], "tags": tags(int(args["entry_id"][1:]))}
+
+    session = ScriptedSession([], list_entries=list_entries, get_entry=get_entry)
+    found = asyncio.run(_backend(session).entry_tags("v1", "m1"))
+    assert sorted(found, key=lambda t: (t["session_key"], t["turn_index"])) == [
+        tags(n) for n in range(120)
+    ]
+    fetched = [args["entry_id"] for tool, args in session.calls if tool == "get_entry"]
+    assert sorted(fetched) == ["e0", "e40", "e80"]  # only the entries listed without tags
+
+
 def test_get_or_create_matches_titles_and_survives_a_creation_race() -> None:
     created: list[str] = []
 

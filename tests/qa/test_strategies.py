@@ -8,6 +8,7 @@ import pytest
 from lme_bench.config import QaSettings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
+from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.raw import ingest_raw
 from lme_bench.memory.embedded import EmbeddedBackend
 from lme_bench.memory.types import ContextHit, EntryHit, SearchResult
@@ -42,7 +43,9 @@ def _memory(tmp_path: Path) -> tuple[EmbeddedBackend, str, Instance]:
     async def build() -> str:
         vault = await backend.get_or_create_vault("v")
         memory = await backend.get_or_create_memory(vault, "q__r")
-        await ingest_raw("q", view, backend, vault, memory)
+        checkpoints = Checkpoints(tmp_path / "checkpoints.sqlite")
+        await ingest_raw("q", view, backend, vault, memory, checkpoints, fresh=True)
+        checkpoints.close()
         return memory
 
     return backend, asyncio.run(build()), instance
