@@ -21,11 +21,11 @@ run: $(STAMP)
 	$(BIN)/lme-bench run configs/default.toml
 
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -rs
 
 # A Prefect server and a process worker on loopback (Ctrl-C stops both); then `make deploy`.
 serve: $(STAMP)
-	BIN=$(BIN) deployments/serve.sh
+	BIN=$(BIN) exec deployments/serve.sh
 
 deploy: $(STAMP)
 	PREFECT_API_URL=$${PREFECT_API_URL:-http://127.0.0.1:4200/api} LME_BENCH_ROOT=$(CURDIR) \

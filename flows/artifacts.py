@@ -76,7 +76,10 @@ def publish_report(report: RunReport) -> None:
         create_table_artifact(
             table=summary_table(report.summary, "session"),
             key="retrieval-summary",
-            description=f"Session retrieval by question type, {where}",
+            description=(
+                "Session retrieval by question type; overall: skips _abs (official printer); "
+                f"overall, with user-turn evidence: run_retrieval.py's average; {where}"
+            ),
         )
     if report.summary.get("qa"):
         create_table_artifact(

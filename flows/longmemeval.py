@@ -24,6 +24,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from flows import artifacts, schedule
+from flows.scale_out import run_shards
 from flows.stopping import stopping_cleanly
 from lme_bench import cache_keys, pipeline
 from lme_bench.collect import Done, Job, RunCollector
@@ -59,12 +60,15 @@ def run_longmemeval(request: RunRequest) -> dict[str, Any]:
 
 
 def _run_name() -> str:
-    request = flow_run.parameters.get("request") or {}
-    if isinstance(request, RunRequest):
-        request = request.model_dump()
-    run_id, config = request.get("run_id") or "new run", request.get("config") or "default config"
-    label = f" {request['label']}" if request.get("label") else ""
-    return f"longmemeval {run_id}{label} ({config})"  # no [...]: CLI output reads it as markup
+    """`longmemeval <run id>[ <label>] (<config>)`, the run id as the run will use it."""
+    given = flow_run.parameters.get("request") or {}
+    try:
+        request = given if isinstance(given, RunRequest) else RunRequest.model_validate(given)
+        run_id = request.run_id or request.settings().run.id or _stable_run_id()
+    except Exception:  # a bad request fails the run itself, with its own error
+        return "longmemeval (bad request)"
+    label = f" {request.label}" if request.label else ""
+    return f"longmemeval {run_id}{label} ({request.config})"  # no [...]: the CLI reads markup
 
 
 def _mask_secrets_in_logs() -> None:
@@ -186,11 +190,8 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     """The run: sharded into child flow runs, or every question here, then the report."""
     if request.run_id is None and request.settings().run.id is None:
         request = request.model_copy(update={"run_id": _stable_run_id()})
-    if request.shards > 1:
-        from flows.scale_out import run_shards
-
-        sharded: dict[str, Any] = run_shards(request)
-        return sharded
+    if request.shards > 1:  # the shards run as child flow runs; this run then reports
+        request = run_shards(request)
     started_at = datetime.now(UTC)
     settings = request.settings()
     plan = pipeline.plan_run(settings)

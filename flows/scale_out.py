@@ -3,7 +3,8 @@ deployment (any worker: process, Docker, Kubernetes), then reports the whole run
 
 The children persist their task results to the shared cache storage and their memories to
 the shared memory system; the parent then runs the run itself, where every task is a cache hit,
-and writes the report. So results and cache must be on storage every worker reaches.
+and writes the report and its artifacts. So results and cache must be on storage every worker
+reaches.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ def _shards(question_ids: list[str], shards: int) -> list[list[str]]:
     return [question_ids[i::shards] for i in range(shards) if question_ids[i::shards]]
 
 
-def run_shards(request: RunRequest) -> dict[str, Any]:
-    from flows.longmemeval import longmemeval
-
+def run_shards(request: RunRequest) -> RunRequest:
+    """Start the shards and wait for them; the request that then collects the whole run."""
     if not request.shard_deployment:
         raise ValueError("shards > 1 needs shard_deployment, e.g. 'longmemeval/shard'")
     settings = request.settings()
@@ -55,11 +55,7 @@ def run_shards(request: RunRequest) -> dict[str, Any]:
     logger.info("shards finished: %s", ", ".join(states))
     # Every shard's successes are in the cache now: this run only collects them (and redoes
     # what a shard failed) and writes the report.
-    whole = child.model_copy(
-        update={"questions": [r.question_id for r in refs], "label": "collecting the shards"}
-    )
-    result: dict[str, Any] = longmemeval(whole)
-    return result
+    return child.model_copy(update={"questions": [r.question_id for r in refs]})
 
 
 async def _wait_all(runs: list[FlowRun]) -> list[FlowRun]:

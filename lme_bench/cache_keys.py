@@ -22,10 +22,10 @@ from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.providers.retry import RETRY_COLUMNS
 from lme_bench.results.qa_tables import HypothesisRow
 
-# Bump when a stage's result type or meaning changes. 3: session records, hypotheses and
-# scores count retries by cause (retries_throttled, _timeout, _connection, _server), and
-# scores carry `readable`.
-CACHE_FORMAT = "3"
+# Bump when a stage's result type or meaning changes. 3: full rankings. 4: session records,
+# hypotheses and scores count retries by cause (retries_throttled, _timeout, _connection,
+# _server), and scores carry `readable`.
+CACHE_FORMAT = "4"
 
 
 def digest(value: Any) -> str:

@@ -77,8 +77,10 @@ def _positions(hits: Sequence[EntryHit], keys: SessionKeyMap) -> list[tuple[int,
 def official_rankings(
     instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit]
 ) -> tuple[list[str], list[str]]:
-    """(turn ids, session ids), best first, each id once."""
-    turn_ids: dict[str, None] = {}
+    """(turn ids, session ids), best first: each haystack user turn once (a session repeated in
+    the haystack is in the official corpus twice, so its turn ids are ranked twice, as there),
+    each session id once, in order of first appearance."""
+    turn_ids: dict[tuple[int, int], str] = {}
     session_ids: dict[str, None] = {}
     for position, index in _positions(hits, keys):
         turns = instance.haystack_sessions[position]
@@ -88,9 +90,10 @@ def official_rankings(
         turn = turns[index]
         if turn.role != "user":
             continue  # the official corpus holds user turns only
-        turn_ids.setdefault(official_turn_id(sid, index + 1, turn.role, bool(turn.has_answer)))
+        turn_id = official_turn_id(sid, index + 1, turn.role, bool(turn.has_answer))
+        turn_ids.setdefault((position, index), turn_id)
         session_ids.setdefault(official_session_id(sid, _user_turn_has_answer(instance, position)))
-    return list(turn_ids), list(session_ids)
+    return list(turn_ids.values()), list(session_ids)
 
 
 def evaluate_retrieval(

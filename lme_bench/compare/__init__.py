@@ -1,8 +1,9 @@
 """`lme-bench compare RUN_A RUN_B`: compare two runs' QA scores (and retrieval) with paired deltas.
 
-`compare_runs` reads `<results_dir>/<run>/scores.parquet` (and `retrieval.parquet` when both runs
-have one), picks one judge's labels per run (lme_bench.compare.load), computes per-type,
-task-averaged, overall and abstention accuracies with paired bootstrap intervals of B - A
+`compare_runs` reads `<results_dir>/<run>/scores.parquet` when both runs were judged and
+`retrieval.parquet` when both have one (retrieval-only runs compare too), picks one judge's labels
+per run (lme_bench.compare.load), computes per-type, task-averaged, overall and abstention
+accuracies and every retrieval metric at every k with paired bootstrap intervals of B - A
 (lme_bench.compare.paired), and writes `compare-<A>-vs-<B>.{md,json,html,png}` into the output
 folder (lme_bench.compare.report, lme_bench.compare.chart). Everything is rendered before the
 first file is written, and every file is written atomically: a failure leaves no partial file.
@@ -14,18 +15,23 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from lme_bench.compare.chart import chart, render_png
+from lme_bench.compare.chart import render_png
 from lme_bench.compare.load import (
+    GRANULARITIES,
     RETRIEVAL_METRICS,
     CompareError,
+    QuestionRetrieval,
+    load_retrieval,
     load_scores,
-    load_session_retrieval,
     same_judging,
     select_labels,
 )
-from lme_bench.compare.paired import MetricComparison, compare_labels, compare_metrics
+from lme_bench.compare.paired import compare_labels, compare_metrics
 from lme_bench.compare.report import (
     Comparison,
+    QaPart,
+    RetrievalComparison,
+    comparison_chart,
     render_html,
     render_json,
     render_markdown,
@@ -49,19 +55,59 @@ def _file_stem(run_a: str, run_b: str) -> str:
     return f"compare-{safe(run_a)}-vs-{safe(run_b)}"
 
 
+def _side(
+    run: dict[str, QuestionRetrieval], only_user_evidence: bool
+) -> dict[str, tuple[str, dict[str, float]]]:
+    return {
+        q: (r.question_type, r.metrics)
+        for q, r in run.items()
+        if r.user_evidence or not only_user_evidence
+    }
+
+
 def _retrieval(
     results_dir: Path, run_a: str, run_b: str, resamples: int, seed: int
-) -> list[MetricComparison] | None:
-    a = load_session_retrieval(results_dir, run_a)
-    b = load_session_retrieval(results_dir, run_b)
-    if a is None or b is None:
+) -> list[RetrievalComparison]:
+    """Paired deltas of every metric at every k, per granularity, under both averages: the
+    official printer's (every non-abstention question) and run_retrieval.py's (those with
+    evidence in user turns). Empty when a run has no retrieval.parquet."""
+    found = []
+    for granularity in GRANULARITIES:
+        a = load_retrieval(results_dir, run_a, granularity)
+        b = load_retrieval(results_dir, run_b, granularity)
+        if a is None or b is None:
+            return []
+        averages = [
+            compare_metrics(
+                _side(a, only), _side(b, only), RETRIEVAL_METRICS, resamples=resamples, seed=seed
+            )
+            for only in (False, True)
+        ]
+        found.append(RetrievalComparison(granularity, *averages))
+    return found
+
+
+def _qa(
+    results_dir: Path,
+    run_a: str,
+    run_b: str,
+    judge: str | None,
+    allow_different_judges: bool,
+    resamples: int,
+    seed: int,
+) -> QaPart | None:
+    """The QA comparison, when both runs were judged."""
+    scores_a, scores_b = load_scores(results_dir, run_a), load_scores(results_dir, run_b)
+    if scores_a is None or scores_b is None:
         return None
-    return compare_metrics(
-        {q: (r.question_type, r.metrics) for q, r in a.items()},
-        {q: (r.question_type, r.metrics) for q, r in b.items()},
-        RETRIEVAL_METRICS,
-        resamples=resamples,
-        seed=seed,
+    labels_a, labels_b = select_labels(
+        scores_a, scores_b, judge, allow_different_judges=allow_different_judges
+    )
+    return QaPart(
+        labels_a=labels_a,
+        labels_b=labels_b,
+        judging_matches=same_judging(labels_a, labels_b),
+        scores=compare_labels(labels_a.judged, labels_b.judged, resamples=resamples, seed=seed),
     )
 
 
@@ -75,25 +121,18 @@ def build_comparison(
     resamples: int = 2000,
     seed: int = 0,
 ) -> Comparison:
-    """Read both runs and compute every figure; raises CompareError on bad input."""
+    """Read both runs and compute every figure they both have; raises CompareError on bad
+    input or when the runs share nothing to compare."""
     if resamples < 1:
         raise CompareError(f"--resamples must be at least 1, got {resamples}")
-    scores_a = load_scores(results_dir, run_a)
-    scores_b = load_scores(results_dir, run_b)
-    labels_a, labels_b = select_labels(
-        scores_a, scores_b, judge, allow_different_judges=allow_different_judges
-    )
-    return Comparison(
-        run_a=run_a,
-        run_b=run_b,
-        labels_a=labels_a,
-        labels_b=labels_b,
-        judging_matches=same_judging(labels_a, labels_b),
-        qa=compare_labels(labels_a.judged, labels_b.judged, resamples=resamples, seed=seed),
-        retrieval=_retrieval(results_dir, run_a, run_b, resamples, seed),
-        resamples=resamples,
-        seed=seed,
-    )
+    qa = _qa(results_dir, run_a, run_b, judge, allow_different_judges, resamples, seed)
+    retrieval = _retrieval(results_dir, run_a, run_b, resamples, seed)
+    if qa is None and not retrieval:
+        raise CompareError(
+            f"runs {run_a!r} and {run_b!r} have nothing to compare: not both judged "
+            "(scores.parquet) and not both with retrieval.parquet"
+        )
+    return Comparison(run_a, run_b, qa, retrieval, resamples, seed)
 
 
 def compare_runs(
@@ -126,7 +165,7 @@ def compare_runs(
         ".json": render_json(comparison),
         ".html": render_html(comparison),
     }
-    png = render_png(chart(run_a, run_b, comparison.qa.per_type))
+    png = render_png(comparison_chart(comparison))
     folder = Path(out) if out is not None else Path(results_dir) / "compare"
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -15,10 +15,12 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from lme_bench.metrics.qa import Judged
+from lme_bench.metrics.retrieval import METRIC_NAMES
 
 SCORES_FILE = "scores.parquet"
 RETRIEVAL_FILE = "retrieval.parquet"
-RETRIEVAL_METRICS: tuple[str, ...] = ("recall_any@5", "recall_all@5", "ndcg_any@5")
+RETRIEVAL_METRICS: tuple[str, ...] = METRIC_NAMES  # recall_any, recall_all, ndcg_any at every k
+GRANULARITIES = ("session", "turn")
 
 _SCORE_COLUMNS = (
     "question_id",
@@ -31,7 +33,14 @@ _SCORE_COLUMNS = (
     "label",
     "status",
 )
-_RETRIEVAL_COLUMNS = ("question_id", "question_type", "is_abstention", "granularity", "status")
+_RETRIEVAL_COLUMNS = (
+    "question_id",
+    "question_type",
+    "is_abstention",
+    "granularity",
+    "status",
+    "n_evidence",
+)
 
 
 class CompareError(ValueError):
@@ -75,9 +84,10 @@ class JudgeLabels:
 
 
 @dataclass(frozen=True, slots=True)
-class SessionRetrieval:
+class QuestionRetrieval:
     question_type: str
     metrics: dict[str, float]
+    user_evidence: bool = True  # evidence in user turns (run_retrieval.py averages only these)
 
 
 def _read(path: Path, columns: Sequence[str], what: str) -> list[dict[str, Any]]:
@@ -99,10 +109,11 @@ def run_dir(results_dir: Path, run_id: str) -> Path:
     return path
 
 
-def load_scores(results_dir: Path, run_id: str) -> RunScores:
+def load_scores(results_dir: Path, run_id: str) -> RunScores | None:
+    """The run's judged scores; None when it was not judged (a retrieval-only run)."""
     path = run_dir(results_dir, run_id) / SCORES_FILE
     if not path.is_file():
-        raise CompareError(f"run {run_id!r} has no scores: {path} does not exist (judge it first)")
+        return None
     rows = _read(path, _SCORE_COLUMNS, "scores table")
     if not rows:
         raise CompareError(f"run {run_id!r} has no scores: {path} holds no rows")
@@ -110,19 +121,23 @@ def load_scores(results_dir: Path, run_id: str) -> RunScores:
     return RunScores(run_id, path, records)
 
 
-def load_session_retrieval(results_dir: Path, run_id: str) -> dict[str, SessionRetrieval] | None:
-    """Session-level metrics of the non-abstention questions with status ok; None: no file."""
+def load_retrieval(
+    results_dir: Path, run_id: str, granularity: str
+) -> dict[str, QuestionRetrieval] | None:
+    """One granularity's metrics of the non-abstention questions with status ok; None: no file."""
     path = run_dir(results_dir, run_id) / RETRIEVAL_FILE
     if not path.is_file():
         return None
     rows = _read(path, (*_RETRIEVAL_COLUMNS, *RETRIEVAL_METRICS), "retrieval table")
-    found: dict[str, SessionRetrieval] = {}
+    found: dict[str, QuestionRetrieval] = {}
     for row in rows:
-        if row["granularity"] != "session" or row["is_abstention"] or row["status"] != "ok":
+        if row["granularity"] != granularity or row["is_abstention"] or row["status"] != "ok":
             continue
         values = {m: row[m] for m in RETRIEVAL_METRICS}
         if all(v is not None for v in values.values()):
-            found[row["question_id"]] = SessionRetrieval(row["question_type"], values)
+            found[row["question_id"]] = QuestionRetrieval(
+                row["question_type"], values, row["n_evidence"] > 0
+            )
     return found
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from lme_bench.compare.chart import chart, render_svg
+from lme_bench.compare.chart import BarChart, BarGroup, chart, render_svg
 from lme_bench.compare.load import RETRIEVAL_METRICS, JudgeLabels
 from lme_bench.compare.paired import (
     Flip,
@@ -42,12 +42,15 @@ JUDGING_NOTE = (
     "(left out of every mean)."
 )
 RETRIEVAL_NOTE = (
-    "Session-level retrieval: means over the non-abstention questions with status ok in both "
-    "runs (each question counts once). recall_any@5: some evidence session in the top 5; "
-    "recall_all@5: all of them; ndcg_any@5: binary-relevance nDCG. 95% interval: paired "
-    "percentile bootstrap over those questions, stratified by question type ({resamples} "
-    "resamples, seed {seed})."
+    "Retrieval: means over the questions with status ok in both runs (each question counts "
+    "once), under two averages: the official printer's (every non-abstention question; the "
+    "headline) and run_retrieval.py's (also without the questions that have no evidence in user "
+    "turns). recall_any@k: some evidence in the top k; recall_all@k: all of it; ndcg_any@k: "
+    "binary-relevance nDCG. 95% interval: paired percentile bootstrap over those questions, "
+    "stratified by question type ({resamples} resamples, seed {seed})."
 )
+HEADLINE_AVERAGE = "official printer (skip `_abs`)"
+USER_EVIDENCE_AVERAGE = "run_retrieval.py (also skip no user-turn evidence)"
 ROW_LABELS = {
     "task-averaged": "task-averaged (mean of per-type accuracies)",
     "overall": "overall (mean over all judged questions)",
@@ -56,14 +59,26 @@ ROW_LABELS = {
 
 
 @dataclass(frozen=True, slots=True)
-class Comparison:
-    run_a: str
-    run_b: str
+class QaPart:
     labels_a: JudgeLabels
     labels_b: JudgeLabels
     judging_matches: bool
-    qa: QaComparison
-    retrieval: list[MetricComparison] | None  # None: a run has no retrieval.parquet
+    scores: QaComparison
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalComparison:
+    granularity: str  # session | turn
+    official: list[MetricComparison]  # the official printer's average: every non-`_abs` question
+    user_evidence: list[MetricComparison]  # run_retrieval.py's: also with user-turn evidence
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    run_a: str
+    run_b: str
+    qa: QaPart | None  # None: not both runs were judged
+    retrieval: list[RetrievalComparison]  # empty: not both runs have retrieval.parquet
     resamples: int
     seed: int
 
@@ -118,13 +133,10 @@ def _judge_line(side: str, run: str, labels: JudgeLabels) -> str:
     )
 
 
-def sections(c: Comparison) -> list[Section]:
-    qa = c.qa
-    intro = [_judge_line("A", c.run_a, c.labels_a), _judge_line("B", c.run_b, c.labels_b)]
-    if not c.judging_matches:
-        intro.append("Warning: the runs were judged by different judges or prompts.")
-    result = [
-        Section(f"Compare `{c.run_a}` (A) vs `{c.run_b}` (B)", intro),
+def _qa_sections(c: Comparison, qa: QaPart) -> list[Section]:
+    scores = qa.scores
+    rows = [*scores.per_type, scores.task_averaged, scores.overall, scores.abstention]
+    found = [
         Section(
             "QA accuracy",
             [AVERAGES_NOTE, BOOTSTRAP_NOTE.format(resamples=c.resamples, seed=c.seed)],
@@ -139,29 +151,63 @@ def sections(c: Comparison) -> list[Section]:
                 "Δ B-A",
                 "95% CI of Δ",
             ],
-            [_qa_row(r) for r in [*qa.per_type, qa.task_averaged, qa.overall, qa.abstention]],
-        ),
+            [_qa_row(r) for r in rows],
+        )
     ]
     for title, flips in (
-        ("Correct in A → wrong in B", qa.regressed),
-        ("Wrong in A → correct in B", qa.improved),
+        ("Correct in A → wrong in B", scores.regressed),
+        ("Wrong in A → correct in B", scores.improved),
     ):
-        rows = [[f"`{f.question_id}`", f.question_type] for f in flips]
+        listed = [[f"`{f.question_id}`", f.question_type] for f in flips]
         note = [] if flips else ["None."]
-        result.append(Section(f"{title} ({len(flips)})", note, ["question", "type"], rows, 2))
-    if c.retrieval is None:
-        result.append(Section("Retrieval", ["Not compared: a run has no retrieval.parquet."]))
+        found.append(Section(f"{title} ({len(flips)})", note, ["question", "type"], listed, 2))
+    return found
+
+
+def sections(c: Comparison) -> list[Section]:
+    if c.qa is None:
+        intro = ["QA not compared: not both runs were judged (retrieval only)."]
     else:
+        intro = [_judge_line("A", c.run_a, c.qa.labels_a), _judge_line("B", c.run_b, c.qa.labels_b)]
+        if not c.qa.judging_matches:
+            intro.append("Warning: the runs were judged by different judges or prompts.")
+    result = [Section(f"Compare `{c.run_a}` (A) vs `{c.run_b}` (B)", intro)]
+    if c.qa is not None:
+        result += _qa_sections(c, c.qa)
+    if not c.retrieval:
+        result.append(Section("Retrieval", ["Not compared: a run has no retrieval.parquet."]))
+    for part in c.retrieval:
         result.append(
             Section(
-                "Retrieval (session level)",
+                f"Retrieval ({part.granularity} level)",
                 [RETRIEVAL_NOTE.format(resamples=c.resamples, seed=c.seed)],
-                ["metric", "paired n", "A", "B", "Δ B-A", "95% CI of Δ"],
-                [_metric_row(m) for m in c.retrieval],
+                ["average", "metric", "paired n", "A", "B", "Δ B-A", "95% CI of Δ"],
+                [
+                    *[[HEADLINE_AVERAGE, *_metric_row(m)] for m in part.official],
+                    *[[USER_EVIDENCE_AVERAGE, *_metric_row(m)] for m in part.user_evidence],
+                ],
+                numeric_from=2,
             )
         )
-    result.append(Section("Judging", [JUDGING_NOTE]))
+    if c.qa is not None:
+        result.append(Section("Judging", [JUDGING_NOTE]))
     return result
+
+
+CHART_METRICS = ("recall_any@5", "recall_all@5", "ndcg_any@5", "recall_any@10", "recall_all@10")
+
+
+def comparison_chart(c: Comparison) -> BarChart:
+    """QA accuracy per type when both runs were judged, else session-level retrieval."""
+    if c.qa is not None:
+        return chart(c.run_a, c.run_b, c.qa.scores.per_type)
+    session = next(p for p in c.retrieval if p.granularity == "session")
+    shown = [m for m in session.official if m.metric in CHART_METRICS]
+    return BarChart(
+        title="Session-level retrieval (official average)",
+        series=(f"A: {c.run_a}", f"B: {c.run_b}"),
+        groups=[BarGroup(m.metric, (m.paired.a, m.paired.b)) for m in shown],
+    )
 
 
 def _metric_row(m: MetricComparison) -> list[str]:
@@ -225,7 +271,7 @@ def render_html(c: Comparison) -> str:
                 parts.append("<tr>" + "".join(cells) + "</tr>")
             parts.append("</table>")
         if i == 1:
-            parts.append(f"<figure>{render_svg(chart(c.run_a, c.run_b, c.qa.per_type))}</figure>")
+            parts.append(f"<figure>{render_svg(comparison_chart(c))}</figure>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -260,38 +306,46 @@ def _flips(flips: list[Flip]) -> list[dict[str, str]]:
     return [{"question_id": f.question_id, "question_type": f.question_type} for f in flips]
 
 
-def to_json(c: Comparison) -> dict[str, Any]:
-    qa = c.qa
-    retrieval = None
-    if c.retrieval is not None:
-        retrieval = {
-            "granularity": "session",
-            "note": RETRIEVAL_NOTE.format(resamples=c.resamples, seed=c.seed),
-            "metrics": {m.metric: _paired(m.paired) for m in c.retrieval},
-        }
+def _qa_json(qa: QaPart) -> dict[str, Any]:
+    scores = qa.scores
     return {
-        "runs": {"a": _run(c.run_a, c.labels_a), "b": _run(c.run_b, c.labels_b)},
-        "judging_matches": c.judging_matches,
+        "note": AVERAGES_NOTE,
+        "judging_matches": qa.judging_matches,
+        "judging_note": JUDGING_NOTE,
+        "per_type": {r.name: _row(r) for r in scores.per_type},
+        "task_averaged": _row(scores.task_averaged),
+        "overall": _row(scores.overall),
+        "abstention": _row(scores.abstention),
+        "flips": {
+            "correct_to_wrong": _flips(scores.regressed),
+            "wrong_to_correct": _flips(scores.improved),
+        },
+    }
+
+
+def to_json(c: Comparison) -> dict[str, Any]:
+    runs: dict[str, Any] = {"a": {"run_id": c.run_a}, "b": {"run_id": c.run_b}}
+    if c.qa is not None:
+        runs = {"a": _run(c.run_a, c.qa.labels_a), "b": _run(c.run_b, c.qa.labels_b)}
+    return {
+        "runs": runs,
         "bootstrap": {
             "method": "paired percentile bootstrap, stratified by question type",
             "resamples": c.resamples,
             "seed": c.seed,
             "note": BOOTSTRAP_NOTE.format(resamples=c.resamples, seed=c.seed),
         },
-        "qa": {
-            "note": AVERAGES_NOTE,
-            "per_type": {r.name: _row(r) for r in qa.per_type},
-            "task_averaged": _row(qa.task_averaged),
-            "overall": _row(qa.overall),
-            "abstention": _row(qa.abstention),
-            "flips": {
-                "correct_to_wrong": _flips(qa.regressed),
-                "wrong_to_correct": _flips(qa.improved),
-            },
-        },
-        "retrieval": retrieval,
+        "qa": _qa_json(c.qa) if c.qa is not None else None,
+        "retrieval": {
+            part.granularity: {
+                "metrics": {m.metric: _paired(m.paired) for m in part.official},
+                "with_user_evidence": {m.metric: _paired(m.paired) for m in part.user_evidence},
+            }
+            for part in c.retrieval
+        }
+        or None,
+        "retrieval_note": RETRIEVAL_NOTE.format(resamples=c.resamples, seed=c.seed),
         "retrieval_metrics": list(RETRIEVAL_METRICS),
-        "judging_note": JUDGING_NOTE,
     }
 
 

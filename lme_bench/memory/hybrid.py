@@ -11,7 +11,12 @@ Per query, over one memory's rows of one source (entries, or context snapshots):
   is positive (alpha = 0: BM25's matches only, in BM25 order; alpha = 1: every row, in dense
   order); ranked by combined descending, ties by the older row (smaller seq) first;
 - dense: rows by raw cosine descending, ties older first; the score is the cosine;
-- bm25: unchanged, search_index.MemoryIndexes.rank.
+- bm25: search_index.MemoryIndexes.rank (FTS5's matches by -bm25).
+
+Every mode then ranks the whole memory: rows a mode left out (bm25's and alpha = 0's
+non-matches, or every row of a query with no searchable word) follow the ranked ones, oldest
+row (smallest seq) first, with score 0.0, up to the limit (`complete`). So a search always
+returns min(limit, rows) rows, as the official flat retrievers and Weaviate's hybrid do.
 
 Entries are embedded by their summary (what Mycelian embeds), contexts by their content.
 Embedding is lazy: nothing is embedded at write time (raw ingestion stays fast); the first
@@ -80,6 +85,21 @@ def fuse(bm25: Ranked, dense: Ranked, alpha: float, limit: int) -> Ranked:
 
 def by_score(scores: Ranked, limit: int) -> Ranked:
     return sorted(scores, key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def complete(
+    db: sqlite3.Connection, source: str, memory_id: str, ranked: Ranked, limit: int
+) -> Ranked:
+    """`ranked`, then the memory's other rows oldest first (score 0.0), `limit` rows at most."""
+    if len(ranked) >= limit:
+        return ranked[:limit]
+    seen = {seq for seq, _ in ranked}
+    rest = db.execute(
+        f"SELECT seq FROM {source} WHERE memory_id = ? ORDER BY seq LIMIT ?",
+        (memory_id, limit + len(seen)),
+    )
+    unranked = [(int(seq), 0.0) for (seq,) in rest if seq not in seen]
+    return [*ranked, *unranked][:limit]
 
 
 def sha256(text: str) -> str:
@@ -195,7 +215,7 @@ class DenseIndexes:
 
 
 class Searcher:
-    """Ranks one memory's rows by `mode`; "bm25" is exactly MemoryIndexes.rank (FTS5)."""
+    """Ranks all of one memory's rows by `mode`: its ranking first, then the rest (`complete`)."""
 
     def __init__(self, mode: str, alpha: float, embedder: Embedder | None = None) -> None:
         if mode not in SEARCH_MODES:
@@ -219,6 +239,20 @@ class Searcher:
     ) -> Ranked:
         if limit <= 0:
             return []
+        return complete(
+            db, source, memory_id, self._ranked(db, bm25, source, memory_id, query, limit), limit
+        )
+
+    def _ranked(
+        self,
+        db: sqlite3.Connection,
+        bm25: MemoryIndexes,
+        source: str,
+        memory_id: str,
+        query: str,
+        limit: int,
+    ) -> Ranked:
+        """The rows `mode` ranks: bm25's matches, every row for dense and alpha > 0."""
         if self.mode == "bm25":
             return bm25.rank(db, source, memory_id, query, limit)
         if self.mode == "dense":

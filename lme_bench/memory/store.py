@@ -323,7 +323,8 @@ class EmbeddedStore:
     def search(
         self, memory_id: str, query: str, top_ke: int = 5, top_kc: int = 2, include_raw: bool = True
     ) -> SearchResult:
-        """The memory's entries and context snapshots by `search_mode`; best first."""
+        """The memory's entries and context snapshots by `search_mode`, best first: every row
+        is ranked (rows the mode does not score follow, oldest first; hybrid.complete)."""
         db = self._db()
         self._check_memory(db, memory_id)
         indexes = self._local.__dict__.setdefault("indexes", MemoryIndexes())

@@ -40,14 +40,23 @@ class Answer:
 
 
 def fuse(results: list[SearchResult]) -> Gathered:
-    """Merge several searches: entries deduplicated by id and ranked by reciprocal rank fusion."""
+    """Merge several searches: entries deduplicated by id and ranked by reciprocal rank fusion.
+
+    Only scored hits take part: a search ranks every entry, and those it did not score (score
+    0: no query word, for BM25) come last in each list; counting them would lift the oldest
+    entries, which fill every list, above real matches. They follow the fused entries, in order
+    of first appearance. Results without any score (all 0) are fused by rank alone.
+    """
+    scored = any(hit.score != 0 for result in results for hit in result.entries)
     scores: dict[str, float] = {}
     hits: dict[str, EntryHit] = {}
     for result in results:
         for rank, hit in enumerate(result.entries, start=1):
-            scores[hit.entry_id] = scores.get(hit.entry_id, 0.0) + 1.0 / (RRF_K + rank)
             hits.setdefault(hit.entry_id, hit)
-    order = sorted(scores, key=lambda entry_id: -scores[entry_id])
+            if hit.score != 0 or not scored:
+                scores[hit.entry_id] = scores.get(hit.entry_id, 0.0) + 1.0 / (RRF_K + rank)
+    fused = sorted(scores, key=lambda entry_id: -scores[entry_id])
+    order = fused + [entry_id for entry_id in hits if entry_id not in scores]
     contexts: dict[str, ContextHit] = {}
     for result in results:
         for ctx in result.contexts:

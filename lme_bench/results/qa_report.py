@@ -265,7 +265,7 @@ def qa_markdown(summary: dict[str, Any]) -> str:
         "## Question answering",
         "",
         f"{answers['answered']} of {answers['questions']} questions answered "
-        f"({answers['failed']} not); {answers['llm_calls']} QA model calls, "
+        f"({answers['failed']} failed); {answers['llm_calls']} QA model calls, "
         f"{retries_text(answers)}.",
         "",
         "Figures by the official rule (evaluate_qa.py / print_qa_metrics.py): a judge reply "

@@ -18,30 +18,63 @@ SHOWN_METRICS = (
     "ndcg_any@10",
 )
 AVERAGE_NOTE = (
-    "Means over non-abstention questions that were evaluated (abstention questions have no "
-    "evidence to find and are excluded, as in the official scripts); each question counts once. "
-    "recall_any@k: some evidence in the top k (the figure most vendors quote); recall_all@k: all "
-    "evidence in the top k (the official printer's figure)."
+    "Two averages, each question counting once among the questions evaluated: `overall` skips "
+    "abstention (`_abs`) questions, as the official metric printer (print_retrieval_metrics.py) "
+    "does, and is the headline; `overall, with user-turn evidence` also skips the questions "
+    "without evidence in user turns (most single-session-assistant ones, which score "
+    "recall_any 0 and recall_all 1), as run_retrieval.py's own averages do. recall_any@k: some "
+    "evidence in the top k (the figure most vendors quote); recall_all@k: all evidence in the "
+    "top k (the official printer's figure)."
 )
+HEADLINE = "official printer: skip _abs"
+WITH_USER_EVIDENCE = "run_retrieval.py: skip _abs and questions without user-turn evidence"
+WITH_USER_EVIDENCE_ROW = "overall, with user-turn evidence"
 
 
-def _group(rows: Sequence[RetrievalRow]) -> dict[str, Any]:
-    scored = [r for r in rows if r.status == "ok" and not r.is_abstention]
+def _scored(rows: Sequence[RetrievalRow]) -> list[RetrievalRow]:
+    """The headline's questions: evaluated, not abstention (the official printer's rule)."""
+    return [r for r in rows if r.status == "ok" and not r.is_abstention]
+
+
+def _with_user_evidence(rows: Sequence[RetrievalRow]) -> list[RetrievalRow]:
+    """run_retrieval.py's rule: also skip questions with no evidence in user turns.
+
+    It skips a question none of whose user turns has `has_answer`; n_evidence counts the user
+    turns (sessions) that are evidence, which is 0 exactly then, as long as `has_answer` turns
+    sit only in `answer_` sessions, as in the official files.
+    """
+    return [r for r in _scored(rows) if r.n_evidence > 0]
+
+
+def _group(scored: Sequence[RetrievalRow]) -> dict[str, Any]:
     group: dict[str, Any] = {"n": len(scored)}
     group.update(mean_metrics([r.metrics for r in scored], METRIC_NAMES))
     return group
 
 
+def _by_type(rows: Sequence[RetrievalRow], types: Sequence[str]) -> dict[str, Any]:
+    return {t: _group([r for r in rows if r.question_type == t]) for t in types}
+
+
 def summarize_retrieval(rows: Sequence[RetrievalRow]) -> dict[str, Any]:
-    summary: dict[str, Any] = {"note": AVERAGE_NOTE}
+    summary: dict[str, Any] = {
+        "note": AVERAGE_NOTE,
+        "averaging": {"overall": HEADLINE, "with_user_evidence": WITH_USER_EVIDENCE},
+    }
     for granularity in GRANULARITIES:
         mine = [r for r in rows if r.granularity == granularity]
         present = [t for t in QUESTION_TYPES if any(r.question_type == t for r in mine)]
+        headline, evidenced = _scored(mine), _with_user_evidence(mine)
         summary[granularity] = {
-            "by_type": {t: _group([r for r in mine if r.question_type == t]) for t in present},
-            "overall": _group(mine),
+            "by_type": _by_type(headline, present),
+            "overall": _group(headline),
+            "with_user_evidence": {
+                "by_type": _by_type(evidenced, present),
+                "overall": _group(evidenced),
+            },
             "questions": len(mine),
             "abstention": sum(r.is_abstention for r in mine),
+            "without_user_evidence": len(headline) - len(evidenced),
             "errors": sum(r.status != "ok" for r in mine),
         }
     return summary
@@ -52,9 +85,12 @@ def _cell(value: Any) -> str:
 
 
 def summary_table(summary: dict[str, Any], granularity: str) -> list[dict[str, Any]]:
-    """Rows of one granularity: one per question type, then 'overall'."""
+    """Rows of one granularity: one per question type, 'overall' (the official printer's
+    average), then 'overall, with user-turn evidence' (run_retrieval.py's)."""
     part = summary[granularity]
     groups = [*part["by_type"].items(), ("overall", part["overall"])]
+    if "with_user_evidence" in part:  # summaries written before both averages lack it
+        groups.append((WITH_USER_EVIDENCE_ROW, part["with_user_evidence"]["overall"]))
     return [
         {"question_type": name, "n": group["n"], **{m: group.get(m) for m in SHOWN_METRICS}}
         for name, group in groups
@@ -69,6 +105,8 @@ def summary_markdown(summary: dict[str, Any], title: str) -> str:
             f"## Retrieval, {granularity} granularity",
             "",
             f"{part['questions']} questions ({part['abstention']} abstention, "
+            f"{part.get('without_user_evidence', 0)} non-abstention without evidence in user "
+            "turns, "
             f"{part['errors']} failed).",
             "",
             "| question type | n | " + " | ".join(SHOWN_METRICS) + " |",

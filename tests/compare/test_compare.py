@@ -18,6 +18,7 @@ from lme_bench.compare.paired import (
     paired_bootstrap,
     task_averaged_delta,
 )
+from lme_bench.metrics.retrieval import K_VALUES, METRIC_NAMES
 from lme_bench.results.atomic import write_atomically
 from lme_bench.results.qa_tables import ScoreRow, scores_table
 from lme_bench.results.tables import retrieval_table
@@ -106,15 +107,27 @@ def write_run(
     return folder
 
 
-def _retrieval(qid: str, values: tuple[float, float, float], status: str = "ok") -> RetrievalRow:
-    metrics = dict(zip(("recall_any@5", "recall_all@5", "ndcg_any@5"), values, strict=True))
+def _retrieval(
+    qid: str,
+    values: tuple[float, float, float],
+    status: str = "ok",
+    n_evidence: int = 1,
+    granularity: str = "session",
+) -> RetrievalRow:
+    """`values`: recall_any, recall_all and ndcg_any, the same at every k."""
+    metrics = {
+        f"{name}@{k}": value
+        for k in K_VALUES
+        for name, value in zip(("recall_any", "recall_all", "ndcg_any"), values, strict=True)
+    }
     return RetrievalRow(
-        qid, TYPES[qid[0]], qid.endswith("_abs"), "session", ["s1"], metrics, 1, status
+        qid, TYPES[qid[0]], qid.endswith("_abs"), granularity, ["s1"], metrics, n_evidence, status
     )
 
 
-def write_retrieval(folder: Path, rows: list[RetrievalRow]) -> None:
-    turn = RetrievalRow("t0", TYPES["t"], False, "turn", ["s1_1"], {"recall_any@5": 0.0})
+def write_retrieval(folder: Path, rows: list[RetrievalRow], turn_recall: float = 0.0) -> None:
+    turn = _retrieval("t0", (turn_recall, 0.0, 0.0), granularity="turn")
+    folder.mkdir(parents=True, exist_ok=True)
     pq.write_table(retrieval_table(folder.name, [*rows, turn]), folder / "retrieval.parquet")
 
 
@@ -125,7 +138,7 @@ def results(tmp_path: Path) -> Path:
         write_run(root, "run-a", RUN_A),
         [
             _retrieval("t0", (1.0, 0.0, 0.5)),
-            _retrieval("t1", (0.0, 0.0, 0.0)),
+            _retrieval("t1", (0.0, 0.0, 0.0), n_evidence=0),  # no evidence in user turns
             _retrieval("k0", (1.0, 1.0, 1.0)),
             _retrieval("k2_abs", (0.0, 0.0, 0.0)),  # abstention: skipped
         ],
@@ -134,7 +147,7 @@ def results(tmp_path: Path) -> Path:
         write_run(root, "run-b", RUN_B),
         [
             _retrieval("t0", (1.0, 1.0, 1.0)),
-            _retrieval("t1", (1.0, 0.0, 0.63)),
+            _retrieval("t1", (1.0, 0.0, 0.63), n_evidence=0),
             _retrieval("k0", (0.0, 0.0, 0.0), status="error"),  # not ok in B: not paired
             _retrieval("k2_abs", (1.0, 1.0, 1.0)),
         ],
@@ -150,7 +163,7 @@ def _compare(results: Path, run_b: str = "run-b", **options: Any) -> Any:
 
 def test_per_type_task_averaged_and_overall_deltas_by_hand(results: Path) -> None:
     c = build_comparison("run-a", "run-b", results_dir=results, resamples=RESAMPLES)
-    rows = {r.name: r for r in c.qa.per_type}
+    rows = {r.name: r for r in c.qa.scores.per_type}
     assert list(rows) == [TYPES["p"], TYPES["t"], TYPES["k"], TYPES["m"]]
     temporal = rows[TYPES["t"]]
     assert (temporal.a.correct, temporal.a.n) == (8, 10)  # t10 not judged in A
@@ -163,16 +176,16 @@ def test_per_type_task_averaged_and_overall_deltas_by_hand(results: Path) -> Non
     assert rows[TYPES["p"]].paired.delta == pytest.approx(1.0)
 
     # Task-averaged: mean of the per-type deltas; overall: pooled over the 14 paired questions.
-    task, overall = c.qa.task_averaged.paired, c.qa.overall.paired
+    task, overall = c.qa.scores.task_averaged.paired, c.qa.scores.overall.paired
     assert task.delta == pytest.approx((0.1 + 0.0 + 1.0) / 3)
     assert overall.delta == pytest.approx(12 / 14 - 10 / 14)
     assert task.delta != pytest.approx(overall.delta)
-    assert c.qa.task_averaged.a.value == pytest.approx((0.8 + 0.75 + 0.0) / 3)
-    assert c.qa.task_averaged.b.value == pytest.approx((10 / 11 + 2 / 3 + 1.0 + 1.0) / 4)
-    assert c.qa.overall.b.value == pytest.approx(14 / 16)
-    abstention = c.qa.abstention
+    assert c.qa.scores.task_averaged.a.value == pytest.approx((0.8 + 0.75 + 0.0) / 3)
+    assert c.qa.scores.task_averaged.b.value == pytest.approx((10 / 11 + 2 / 3 + 1.0 + 1.0) / 4)
+    assert c.qa.scores.overall.b.value == pytest.approx(14 / 16)
+    abstention = c.qa.scores.abstention
     assert abstention.paired.n == 1 and abstention.paired.delta == pytest.approx(-1.0)
-    assert (c.labels_a.not_judged, c.labels_b.not_judged) == (1, 1)
+    assert (c.qa.labels_a.not_judged, c.qa.labels_b.not_judged) == (1, 1)
 
 
 def test_type_in_one_run_is_reported_without_delta(results: Path) -> None:
@@ -187,11 +200,15 @@ def test_paired_interval_contains_delta_and_is_seeded(results: Path) -> None:
     first = build_comparison("run-a", "run-b", results_dir=results, resamples=RESAMPLES, seed=7)
     again = build_comparison("run-a", "run-b", results_dir=results, resamples=RESAMPLES, seed=7)
     assert first.qa == again.qa and first.retrieval == again.retrieval
-    for row in [*first.qa.per_type[:3], first.qa.task_averaged, first.qa.overall]:
+    for row in [
+        *first.qa.scores.per_type[:3],
+        first.qa.scores.task_averaged,
+        first.qa.scores.overall,
+    ]:
         assert row.paired.ci95 is not None and row.paired.delta is not None
         low, high = row.paired.ci95
         assert low <= row.paired.delta <= high, row.name
-    assert first.qa.overall.paired.ci95 != (0.0, 0.0)
+    assert first.qa.scores.overall.paired.ci95 != (0.0, 0.0)
 
     groups = {"x": [(1.0, 1.0), (0.0, 1.0), (1.0, 0.0), (0.0, 1.0)], "y": [(1.0, 1.0)]}
     assert paired_bootstrap(groups, overall_delta, seed=3) == paired_bootstrap(
@@ -217,13 +234,38 @@ def test_flipped_questions_exact(results: Path) -> None:
 
 
 def test_session_retrieval_deltas(results: Path) -> None:
-    retrieval = _compare(results)["retrieval"]["metrics"]
+    retrieval = _compare(results)["retrieval"]["session"]["metrics"]
     assert retrieval["recall_any@5"]["n"] == 2  # t0, t1: ok in both, not abstention
     assert retrieval["recall_any@5"]["delta"] == pytest.approx(1.0 - 0.5)
     assert retrieval["recall_all@5"]["delta"] == pytest.approx(0.5 - 0.0)
     assert retrieval["ndcg_any@5"]["delta"] == pytest.approx((1.0 + 0.63) / 2 - 0.25)
     low, high = retrieval["ndcg_any@5"]["ci95"]
     assert low <= (1.0 + 0.63) / 2 - 0.25 <= high
+
+
+def test_session_retrieval_deltas_under_run_retrievals_average(results: Path) -> None:
+    found = _compare(results)["retrieval"]["session"]["with_user_evidence"]
+    assert found["recall_any@5"]["n"] == 1  # t0 only: t1 has no evidence in user turns
+    assert (found["recall_all@5"]["a"], found["recall_all@5"]["b"]) == (0.0, 1.0)
+    assert found["ndcg_any@5"]["delta"] == pytest.approx(1.0 - 0.5)
+    markdown = (results / "compare" / "compare-run-a-vs-run-b.md").read_text()
+    assert "| official printer (skip `_abs`) | recall_any@5 | 2 |" in markdown
+    assert "| run_retrieval.py (also skip no user-turn evidence) | recall_any@5 | 1 |" in markdown
+
+
+def test_retrieval_only_runs_compare_at_every_k_and_level(results: Path) -> None:
+    write_retrieval(results / "ret-a", [_retrieval("t0", (0.0, 0.0, 0.0))], turn_recall=0.0)
+    write_retrieval(results / "ret-b", [_retrieval("t0", (1.0, 1.0, 0.5))], turn_recall=1.0)
+    out = compare_runs("ret-a", "ret-b", results_dir=results, resamples=RESAMPLES)
+    data = json.loads(out.paths[1].read_text())
+    assert data["qa"] is None
+    session = data["retrieval"]["session"]["metrics"]
+    assert set(session) == set(METRIC_NAMES)  # recall_any, recall_all, ndcg_any at every k
+    assert session["recall_all@50"]["delta"] == 1.0 and session["ndcg_any@1"]["delta"] == 0.5
+    assert data["retrieval"]["turn"]["metrics"]["recall_any@10"]["delta"] == 1.0
+    assert "QA not compared: not both runs were judged" in out.markdown
+    assert "## Retrieval (turn level)" in out.markdown
+    assert out.paths[3].read_bytes().startswith(b"\x89PNG")  # a retrieval chart
 
 
 def test_judge_choice_and_mismatch(results: Path) -> None:
@@ -236,13 +278,13 @@ def test_judge_choice_and_mismatch(results: Path) -> None:
         _compare(results, "run-c")
     assert all(s in str(error.value) for s in ("run-a", LLM, "run-c", FALLBACK))
     allowed = _compare(results, "run-c", allow_different_judges=True)
-    assert allowed["judging_matches"] is False
+    assert allowed["qa"]["judging_matches"] is False
     assert allowed["runs"]["b"]["judge"] == FALLBACK
 
     write_run(results, "run-d", RUN_B, sha={TYPES["t"]: "b" * 64})  # a changed prompt
     with pytest.raises(CompareError, match="bbbbbbbbbbbb"):
         _compare(results, "run-d", judge=LLM)
-    assert _compare(results, "run-d", allow_different_judges=True)["judging_matches"] is False
+    assert _compare(results, "run-d", allow_different_judges=True)["qa"]["judging_matches"] is False
     with pytest.raises(CompareError, match="no scores by judge 'nobody'"):
         _compare(results, judge="nobody")
 
@@ -254,7 +296,7 @@ def test_missing_run_or_scores_is_exit_2(
     assert str(results / "nope") in capsys.readouterr().err
     (results / "empty").mkdir()
     assert main(["compare", "empty", "run-b", "--results-dir", str(results)]) == 2
-    assert str(results / "empty" / "scores.parquet") in capsys.readouterr().err
+    assert "'empty' and 'run-b' have nothing to compare" in capsys.readouterr().err
     assert not (results / "compare").exists()
 
 

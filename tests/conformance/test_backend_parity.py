@@ -106,8 +106,34 @@ def test_same_entries_give_the_same_hits(tmp_path: Path, server: HttpServer) -> 
 
     hits = _each(tmp_path, server, scenario)
     assert hits["embedded"][0] and hits["embedded"][0][0][0] == NOTES[0][0]
+    # Every entry is ranked, "zebra" (no match) included: matches first, then the rest.
+    assert [len(found) for found in hits["embedded"]] == [len(NOTES)] * len(QUERIES)
     assert hits["mcp-http"] == hits["embedded"]
     assert hits["mcp-stdio"] == hits["embedded"]
+
+
+def test_a_full_ranking_over_mcp_is_cut_at_25(tmp_path: Path, server: HttpServer) -> None:
+    title = unique_title("parity")
+    texts = [f"note {n}: " + ("a bicycle ride" if n % 3 == 0 else "a quiet day") for n in range(30)]
+    entries = [
+        NewEntry(t, t, {"session_key": f"s{n}", "turn_index": "0"}) for n, t in enumerate(texts)
+    ]
+
+    async def scenario(backend: MemoryBackend) -> list[str]:
+        vault = await backend.get_or_create_vault(title)
+        memory = await backend.get_or_create_memory(vault, f"deep__{RUN_ID}")
+        await backend.add_entries(vault, memory, entries)
+        await backend.await_consistency(memory)
+        found = await backend.search(memory, "bicycle", top_ke=1000, top_kc=1)
+        return [hit.summary for hit in found.entries]
+
+    ranked = _each(tmp_path, server, scenario)
+    matches = [t for t in texts if "bicycle" in t]
+    assert ranked["embedded"][: len(matches)] == sorted(
+        matches, key=lambda t: int(t.split()[1].rstrip(":"))
+    )  # equal BM25 scores: older first
+    assert len(ranked["embedded"]) == 30
+    assert ranked["mcp-http"] == ranked["mcp-stdio"] == ranked["embedded"][:MAX_TOP_KE]
 
 
 def _pipeline(settings: Settings, n_questions: int) -> tuple[list[Any], list[Any]]:

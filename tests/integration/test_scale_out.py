@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
 from tests.integration.prefect_server import BIN, POOL, PrefectStack, _spawn, stop
 from tests.integration.runs import KEY_ENV, KEY_VALUE, FakeLlm, api_client, write_config
@@ -41,10 +42,15 @@ def test_two_workers_share_a_sharded_run(
 
     with api_client(prefect) as client:
         runs = [r for r in client.read_flow_runs(limit=200) if "sharded" in r.name]
-    names = {r.name: r.state_name for r in runs}
-    shards = [name for name in names if re.search(r"shard [12]/2", name)]
-    assert len(shards) == 2 and all(names[s] == "Completed" for s in shards), names
-    assert any("collecting the shards" in name for name in names), names
+        names = {r.name: r.state_name for r in runs}
+        shards = [name for name in names if re.search(r"shard [12]/2", name)]
+        assert len(shards) == 2 and all(names[s] == "Completed" for s in shards), names
+        (parent,) = [r for r in runs if r.name not in shards]
+        assert parent.name == f"longmemeval sharded ({config})", names
+        assert parent.state_name == "Completed", names
+        only_parent = FlowRunFilter(id=FlowRunFilterId(any_=[parent.id]))
+        keys = {a.key for a in client.read_artifacts(flow_run_filter=only_parent)}
+    assert {"run-summary", "retrieval-summary", "qa-scores"} <= keys  # on the parent run
 
     run_dir = tmp_path / "results" / "sharded"
     manifest = json.loads((run_dir / "manifest.json").read_text())

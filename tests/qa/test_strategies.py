@@ -19,8 +19,8 @@ from lme_bench.qa.strategies import Answerer, fuse
 from tests.factories import make_question
 
 
-def _hit(entry_id: str, text: str = "t") -> EntryHit:
-    return EntryHit(entry_id, text, text, 1.0, "2024-01-01T00:00:00.000000Z", {})
+def _hit(entry_id: str, text: str = "t", score: float = 1.0) -> EntryHit:
+    return EntryHit(entry_id, text, text, score, "2024-01-01T00:00:00.000000Z", {})
 
 
 def test_fuse_dedupes_by_entry_and_ranks_by_reciprocal_rank() -> None:
@@ -31,6 +31,24 @@ def test_fuse_dedupes_by_entry_and_ranks_by_reciprocal_rank() -> None:
     assert [h.entry_id for h in merged.entries] == ["y", "x", "w", "z"]
     assert [(c.context, c.score) for c in merged.contexts] == [("c1", 0.9)]
     assert merged.latest_context == "L2"
+
+
+def test_fuse_leaves_unscored_hits_out_of_the_fusion_and_puts_them_last() -> None:
+    # Full rankings: each search's non-matches (score 0) follow its matches, oldest first, so
+    # the same old entries fill every list; by rank alone f1 (1/63 + 1/62) would beat m1 (1/61).
+    a = SearchResult(
+        [_hit("m1"), _hit("m2"), _hit("f1", score=0.0), _hit("f2", score=0.0)], [], None, None
+    )
+    b = SearchResult(
+        [_hit("m3"), _hit("f1", score=0.0), _hit("f2", score=0.0), _hit("m2")], [], None, None
+    )
+    merged = fuse([a, b])
+    # m1, m3: 1/61 (ties keep first appearance); m2: 1/62 + 1/64; then f1, f2 as first seen.
+    assert [h.entry_id for h in merged.entries] == ["m2", "m1", "m3", "f1", "f2"]
+    # A server that gives no scores at all: rank alone, as before.
+    c = SearchResult([_hit("x", score=0.0), _hit("y", score=0.0)], [], None, None)
+    d = SearchResult([_hit("y", score=0.0)], [], None, None)
+    assert [h.entry_id for h in fuse([c, d]).entries] == ["y", "x"]
 
 
 def _memory(tmp_path: Path) -> tuple[EmbeddedBackend, str, Instance]:
