@@ -9,12 +9,13 @@ only once the test ends (or after `slow_s`), so a client timeout is the only way
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.providers.json_http import JsonHandler
 
 _ERRORS = {
     "throttled": (429, "ThrottlingException", "Too many requests, please wait."),
@@ -51,20 +52,7 @@ def _reply(text: str) -> dict[str, Any]:
 
 
 def _handler(fake: FakeBedrock) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _json(self, status: int, payload: dict[str, Any], extra: dict[str, str]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in extra.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             outcome = fake.next_outcome(self.path)
