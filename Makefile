@@ -21,7 +21,7 @@ run: $(STAMP)
 	$(BIN)/lme-bench run configs/default.toml
 
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -rs
 
 # A Prefect server and a process worker on loopback (Ctrl-C stops both); then `make deploy`.
 serve: $(STAMP)

@@ -22,9 +22,13 @@ from lme_bench.code_digest import stage_code_digest
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
+from lme_bench.providers.retry import RETRY_COLUMNS
 from lme_bench.results.qa_tables import HypothesisRow
 
-CACHE_FORMAT = "3"  # bump when a stage's result type or meaning changes (3: full rankings)
+# Bump when a stage's result type or meaning changes. 3: full rankings. 4: session records,
+# hypotheses and scores count retries by cause (retries_throttled, _timeout, _connection,
+# _server), and scores carry `readable`.
+CACHE_FORMAT = "4"
 
 
 def digest(value: Any) -> str:
@@ -128,6 +132,10 @@ def memory_scope(settings: Settings, run_id: str) -> str:
     return run_id
 
 
+# How long an answer took and how often it was retried do not change what is judged.
+_VOLATILE = frozenset({"seconds", *RETRY_COLUMNS})
+
+
 def upstream_digest(value: Any) -> str:
     """What a stage was handed by the stage before it."""
     if isinstance(value, IngestOutcome):  # the memory and the ingestion that filled it
@@ -135,7 +143,7 @@ def upstream_digest(value: Any) -> str:
     if isinstance(value, MemoryLocation):
         return digest([value.memory_id, value.vault_id])
     if isinstance(value, HypothesisRow):
-        return digest({k: v for k, v in asdict(value).items() if k != "seconds"})
+        return digest({k: v for k, v in asdict(value).items() if k not in _VOLATILE})
     raise TypeError(f"no cache digest for {type(value).__name__}")
 
 

@@ -165,7 +165,9 @@ class ProviderSettings(_Section):
     """A named model provider, e.g. a local OpenAI-compatible server (vLLM, Ollama, …)."""
 
     kind: Literal["openai", "openai-compatible", "bedrock", "fake"] = "openai-compatible"
-    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint …/v1")
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint …/v1; bedrock: runtime endpoint"
+    )
     api_key_env: str | None = Field(
         default=None, description="environment variable holding the API key (never the key)"
     )
