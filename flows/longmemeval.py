@@ -30,6 +30,8 @@ from lme_bench import cache_keys, pipeline
 from lme_bench.collect import Done, Job, RunCollector
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import QuestionRef
+from lme_bench.progress import RunProgress
+from lme_bench.report import headline
 from lme_bench.request import RunRequest
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_settings
@@ -130,6 +132,9 @@ def _run_questions(
     reingest = by_stage["ingest"].with_options(refresh_cache=True)
     upstream_name = {"ingest": "location", "judge": "hypothesis"}
     progress = artifacts.Progress(len(refs))
+    stages = [s for s in ("ingest", "retrieval", "answer", "judge") if s in settings.stages]
+    agent = settings.models.agent if settings.ingest.mode != "raw" else None
+    terminal = RunProgress(len(refs), stages, settings.prices, agent_model=agent)
 
     def submit(job: Job) -> PrefectFuture[Any]:
         ref = refs[job.index]
@@ -161,6 +166,8 @@ def _run_questions(
 
     def finished(done: Done) -> list[Job]:
         follow = collector.finished(done)
+        terminal.record(done.job.stage, done.value)
+        terminal.update(collector.questions_done, len(collector.failed))
         progress.update(collector.questions_done, len(collector.failed), sum(reused.values()))
         return follow
 
@@ -173,6 +180,7 @@ def _run_questions(
         STOPPING.set()
         raise
     progress.close(collector.questions_done, len(collector.failed), sum(reused.values()))
+    terminal.show(final=True)
     if any(reused.values()):
         counts = ", ".join(f"{stage} {n}" for stage, n in reused.items() if n)
         get_run_logger().info("Stage results taken from the cache (no task run): %s", counts)
@@ -239,6 +247,15 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
         artifacts.publish_report(report)
         if request.compare_to:
             artifacts.publish_comparison(request.compare_to, report)
+    done = len(refs) - len(report.failed)
+    get_run_logger().info(
+        "%d of %d questions done (%d failed); %s; results: %s",
+        done,
+        len(refs),
+        len(report.failed),
+        headline(report.summary),
+        report.run_dir,
+    )
     if report.failed:
         raise RunFailures(
             f"{len(report.failed)} question(s) failed: {', '.join(report.failed[:20])}; "

@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--results-dir", type=Path, help="folder that holds run folders")
     run.add_argument("--questions", type=_id_list, help="only these question ids: ID,ID,…")
     run.add_argument("--limit", type=_positive, help="only the first N questions")
+    run.add_argument("-v", "--verbose", action="store_true", help="log every task run's state")
 
     rerun = commands.add_parser(
         "rerun", help="run a run again: only what failed or changed is redone (task cache)"
@@ -56,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="rerun only the questions that failed; the others' rows are kept as they are",
     )
+    rerun.add_argument("-v", "--verbose", action="store_true", help="log every task run's state")
 
     gen = commands.add_parser("generate", help="write an S- or M-scale LongMemEval-format file")
     gen.add_argument("--scale", choices=("s", "m"), default="s")
@@ -192,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
         questions=args.questions,
         limit=args.limit,
     )
-    return _start(request)
+    return _start(request, args.verbose)
 
 
 def _rerun(args: argparse.Namespace) -> int:
@@ -221,7 +223,7 @@ def _rerun(args: argparse.Namespace) -> int:
     if args.failed_only:
         failed = failed_question_ids(run_dir, request.questions)
         print(f"rerunning {len(failed)} failed question(s) of {args.run_id}")
-    return _start(request)
+    return _start(request, args.verbose)
 
 
 class _NoTracebackFor(logging.Filter):
@@ -244,8 +246,10 @@ def _quiet_tracebacks(*kinds: type[BaseException]) -> None:
             handler.addFilter(_NoTracebackFor(*kinds))
 
 
-def _start(request: Any) -> int:
-    """Check the request's config and data, then run the flow in this process."""
+def _start(request: Any, verbose: bool = False) -> int:
+    """Check the request's config and data, then run the flow in this process: a progress line
+    instead of one log line per task run unless `verbose`; at the end the summary, the results
+    folder and the run's headline."""
     from lme_bench.pipeline import plan_run, prepare_questions
     from lme_bench.results.recorded_settings import check_settings
 
@@ -264,6 +268,8 @@ def _start(request: Any) -> int:
     # The flow lives outside the core package, which never imports Prefect.
     flow_module: Any = importlib.import_module("flows.longmemeval")
     _quiet_tracebacks(ResultsWriteError, flow_module.RunFailures)
+    if not verbose:  # task runs' state lines; failures (warnings and errors) still show
+        logging.getLogger("prefect.task_runs").setLevel(logging.WARNING)
     try:
         result = flow_module.run_longmemeval(request)
     except ResultsWriteError as exc:
