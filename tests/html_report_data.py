@@ -19,17 +19,17 @@ EVIDENCE_TURN = "answer_4be1b6b4_3"  # the factory's user turn with has_answer
 FILLER_TURN = "sharegpt_Ab3dE9x_0_1"
 JUDGE = "openai:gpt-4o-2024-08-06"
 
-# question id -> (type, hypothesis, hypothesis status, judge label)
-CASES: dict[str, tuple[str, str | None, str, bool | None]] = {
-    "q-right": ("single-session-user", "a golden retriever", "ok", True),
-    "q-wrong": ("temporal-reasoning", HOSTILE, "ok", False),
-    "q-failed": ("multi-session", None, "error", None),
-    "q-none_abs": ("multi-session", "I think a poodle", "ok", False),
+# question id -> (type, hypothesis, hypothesis status, judge label, attribution)
+CASES: dict[str, tuple[str, str | None, str, bool | None, str]] = {
+    "q-right": ("single-session-user", "a golden retriever", "ok", True, "correct"),
+    "q-wrong": ("temporal-reasoning", HOSTILE, "ok", False, "retrieved-not-answered"),
+    "q-failed": ("multi-session", None, "error", None, "answer-failed"),
+    "q-none_abs": ("multi-session", "I think a poodle", "ok", False, "answered-wrong"),
 }
 
 
 def _hypothesis(qid: str) -> HypothesisRow:
-    qtype, text, status, _ = CASES[qid]
+    qtype, text, status, _, _ = CASES[qid]
     return HypothesisRow(
         qid, qtype, qid.endswith("_abs"), text, "single", "fake:quote-memory", "v1", 10, 0,
         evidence_in_context=text is not None, status=status,
@@ -38,11 +38,11 @@ def _hypothesis(qid: str) -> HypothesisRow:
 
 
 def _score(qid: str) -> ScoreRow:
-    qtype, _, status, label = CASES[qid]
+    qtype, _, status, label, attribution = CASES[qid]
     reply = "yes" if label else "no, it says " + (CASES[qid][1] or "")
     return ScoreRow(
         qid, qtype, qid.endswith("_abs"), JUDGE, "llm", 0, "official", "default", "sha",
-        label, True, reply, "ok" if status == "ok" else "error", "",
+        label, True, reply, "ok" if status == "ok" else "error", attribution,
     )  # fmt: skip
 
 

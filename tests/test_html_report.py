@@ -77,6 +77,7 @@ def test_a_question_shows_date_gold_answer_verdict_reply_and_evidence(tmp_path: 
     assert "2023/05/30 (Tue) 23:40" in wrong  # the question date
     assert "golden retriever" in wrong  # the gold answer
     assert f"<td>{JUDGE}</td>" in wrong and ">wrong<" in wrong
+    assert "<td>retrieved-not-answered</td>" in wrong  # the attribution
     assert "no, it says &lt;script&gt;" in wrong  # the judge's reply
     items = re.findall(r"<li( class=\"evidence\")?>(.*?)</li>", wrong)
     assert [bool(css) for css, _ in items] == [True, False]

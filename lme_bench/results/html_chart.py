@@ -82,7 +82,7 @@ def _bar(index: int, bar: Bar) -> str:
 
 def bars_svg(title: str, bars: Sequence[Bar]) -> str:
     """An <svg> element: a bar per label, its interval's whisker where it has one."""
-    width = _LEFT + _BAR_SLOT * max(1, len(bars)) + _RIGHT
+    width = max(_LEFT + _BAR_SLOT * max(1, len(bars)), _LEFT + 8 * len(title)) + _RIGHT
     height = _TOP + _PLOT_HEIGHT + _BOTTOM
     base = _y(0.0)
     return "".join(
