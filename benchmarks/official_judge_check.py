@@ -9,8 +9,8 @@ and "Yesterday", so the official yes-rule is exercised:
 1. `lme-bench run` answers with the fake reader and judges with `openai:gpt-4o-2024-08-06` and
    `[judge] official_repo` = the checkout;
 2. the checkout's own `src/evaluation/evaluate_qa.py gpt-4o`, unmodified, judges lme-bench's
-   `hypotheses.jsonl` in a venv of its own (openai, backoff, tqdm, numpy; made once under
-   ~/.cache/lme-bench/official-venv);
+   `hypotheses.jsonl` in a venv of its own with the checkout's requirements-lite.txt
+   (benchmarks/official_env.py);
 3. the checkout's `print_qa_metrics.py` prints the figures of lme-bench's eval-results file.
 Checked: the judge request bodies are the same multiset, the two eval-results files are the same
 bytes, and the printer's figures equal lme-bench's headline. Exit 1 on any difference. Without
@@ -36,8 +36,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.official_env import checkout, official_python  # noqa: E402
+
 REPLIES = ("yes", "no", "", "Yesterday", "I cannot grade this.", "Yes, it is correct.", "No.")
-VENV = Path.home() / ".cache" / "lme-bench" / "official-venv"
 CONFIG = """\
 [ingest]
 mode = "raw"
@@ -96,15 +99,6 @@ def fake_openai() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         server.server_close()
 
 
-def official_python() -> Path:
-    python = VENV / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        packages = ["openai", "backoff", "tqdm", "numpy"]
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *packages], check=True)
-    return python
-
-
 def _env(base_url: str) -> dict[str, str]:
     return os.environ | {"OPENAI_API_KEY": "sk-loopback", "OPENAI_BASE_URL": base_url}
 
@@ -130,6 +124,11 @@ def our_figures(judge: dict[str, Any]) -> dict[str, float]:
     return found
 
 
+def _bodies(bodies: list[dict[str, Any]]) -> list[str]:
+    """The request bodies as parsed JSON, compared whatever order their keys were sent in."""
+    return sorted(json.dumps(b, sort_keys=True) for b in bodies)
+
+
 def _same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b
 
@@ -139,13 +138,11 @@ def main() -> int:
     parser.add_argument("--dataset", type=Path, help="LongMemEval JSON (default: the sample)")
     parser.add_argument("--limit", type=int, help="only the first N questions")
     args = parser.parse_args()
-    repo = os.environ.get("LONGMEMEVAL_REPO")
-    if not repo:
-        print("official_judge_check: skipped. Set LONGMEMEVAL_REPO to a LongMemEval checkout")
-        print("(git clone https://github.com/xiaowu0162/LongMemEval) to compare with it.")
+    repo = checkout()
+    if repo is None:
         return 0
     dataset = args.dataset or ROOT / "lme_bench" / "dataset" / "sample" / "longmemeval_sample.json"
-    python = official_python()
+    python = official_python(repo)
     with tempfile.TemporaryDirectory(prefix="lme-official-") as scratch:
         work = Path(scratch)
         config = work / "judge.toml"
@@ -185,7 +182,7 @@ def main() -> int:
         ).stdout
         summary = json.loads((run_dir / "summary.json").read_text())
         judge = summary["qa"]["judges"]["openai:gpt-4o-2024-08-06"]
-        same_bodies = sorted(map(json.dumps, ours)) == sorted(map(json.dumps, theirs))
+        same_bodies = _bodies(ours) == _bodies(theirs)
         same_file = (run_dir / name).read_bytes() == (official / name).read_bytes()
         theirs_printed, mine = printed_figures(printed), our_figures(judge)
         same_figures = theirs_printed.keys() == mine.keys() and all(

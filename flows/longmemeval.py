@@ -30,8 +30,11 @@ from lme_bench import cache_keys, pipeline
 from lme_bench.collect import Done, Job, RunCollector
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import QuestionRef
+from lme_bench.progress import RunProgress
+from lme_bench.report import headline
 from lme_bench.request import RunRequest
 from lme_bench.results.readback import read_hypotheses
+from lme_bench.results.recorded_settings import check_settings, record_settings
 from lme_bench.results.rerun import failed_question_ids, merge_previous
 from lme_bench.secrets import RedactingLogFilter
 from lme_bench.stop_signal import STOPPING
@@ -129,6 +132,9 @@ def _run_questions(
     reingest = by_stage["ingest"].with_options(refresh_cache=True)
     upstream_name = {"ingest": "location", "judge": "hypothesis"}
     progress = artifacts.Progress(len(refs))
+    stages = [s for s in ("ingest", "retrieval", "answer", "judge") if s in settings.stages]
+    agent = settings.models.agent if settings.ingest.mode != "raw" else None
+    terminal = RunProgress(len(refs), stages, settings.prices, agent_model=agent)
 
     def submit(job: Job) -> PrefectFuture[Any]:
         ref = refs[job.index]
@@ -138,6 +144,8 @@ def _run_questions(
         labels = (job.stage, f"type:{ref.question_type}") if settings.run.task_tags else ()
         with tags(*labels):
             arguments = {upstream_name.get(job.stage, "outcome"): _as_is(job.upstream)}
+            if job.stage == "judge":
+                arguments["ingestion_id"] = collector.ingestion_id(job.index)
             future: PrefectFuture[Any] = task.submit(
                 ref=_as_is(ref), settings=_as_is(settings), scope=scope, **arguments
             )
@@ -148,13 +156,18 @@ def _run_questions(
     def reuse(job: Job) -> Done | None:
         if job.stage == "ingest" and job.upstream.entries == 0:
             return None
-        key = tasks.stage_key(job.stage, refs[job.index], settings, scope, job.upstream)
+        ingestion_id = collector.ingestion_id(job.index) if job.stage == "judge" else None
+        key = tasks.stage_key(
+            job.stage, refs[job.index], settings, scope, job.upstream, ingestion_id
+        )
         hit, value = tasks.cached_result(by_stage[job.stage], key)
         reused[job.stage] += hit
         return Done(job, value, None) if hit else None
 
     def finished(done: Done) -> list[Job]:
         follow = collector.finished(done)
+        terminal.record(done.job.stage, done.value)
+        terminal.update(collector.questions_done, len(collector.failed))
         progress.update(collector.questions_done, len(collector.failed), sum(reused.values()))
         return follow
 
@@ -167,6 +180,7 @@ def _run_questions(
         STOPPING.set()
         raise
     progress.close(collector.questions_done, len(collector.failed), sum(reused.values()))
+    terminal.show(final=True)
     if any(reused.values()):
         counts = ", ".join(f"{stage} {n}" for stage, n in reused.items() if n)
         get_run_logger().info("Stage results taken from the cache (no task run): %s", counts)
@@ -186,16 +200,27 @@ def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
         return _run_request(request)
 
 
+def _checked_plan(request: RunRequest, record: bool) -> tuple[Settings, pipeline.RunPlan]:
+    """The request's settings and plan, refused (SettingsChanged) when its run id recorded
+    other settings; with `record`, a request that is no replay records them."""
+    settings = request.settings()
+    plan = pipeline.plan_run(settings)
+    plan = replace(plan, request=request.model_dump(mode="json", exclude={"failed_only", "replay"}))
+    check_settings(plan.run_dir, settings, request.failed_only)
+    if record and not request.replay:  # a replay runs what was recorded, keeping the first request
+        record_settings(plan.run_dir, settings, plan.request)
+    return settings, plan
+
+
 def _run_request(request: RunRequest) -> dict[str, Any]:
     """The run: sharded into child flow runs, or every question here, then the report."""
     if request.run_id is None and request.settings().run.id is None:
         request = request.model_copy(update={"run_id": _stable_run_id()})
-    if request.shards > 1:  # the shards run as child flow runs; this run then reports
-        request = run_shards(request)
+    if request.shards > 1:  # the shards run as child flow runs replaying the settings recorded
+        _checked_plan(request, record=True)  # here; this run then reports
+        request = run_shards(request.model_copy(update={"replay": True}))
     started_at = datetime.now(UTC)
-    settings = request.settings()
-    plan = pipeline.plan_run(settings)
-    plan = replace(plan, request=request.model_dump(mode="json", exclude={"failed_only"}))
+    settings, plan = _checked_plan(request, record=False)
     if settings.limits.shared:
         from tasks.limits import install_shared_limits
 
@@ -204,6 +229,8 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     if request.failed_only:
         question_ids = failed_question_ids(plan.run_dir, request.questions)
     prepared, refs = tasks.prepare_questions(plan, question_ids, request.limit)
+    if not request.replay:  # once the input is known to be good
+        record_settings(plan.run_dir, settings, plan.request)
     existing = None
     if "judge" in settings.stages and "answer" not in settings.stages:
         existing = {h.question_id: h for h in read_hypotheses(plan.run_dir / "hypotheses.parquet")}
@@ -220,6 +247,15 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
         artifacts.publish_report(report, settings.run.link_base)
         if request.compare_to:
             artifacts.publish_comparison(request.compare_to, report, settings.run.link_base)
+    done = len(refs) - len(report.failed)
+    get_run_logger().info(
+        "%d of %d questions done (%d failed); %s; results: %s",
+        done,
+        len(refs),
+        len(report.failed),
+        headline(report.summary),
+        report.run_dir,
+    )
     if report.failed:
         raise RunFailures(
             f"{len(report.failed)} question(s) failed: {', '.join(report.failed[:20])}; "

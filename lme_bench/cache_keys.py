@@ -1,9 +1,11 @@
 """Cache keys of per-question work: what a stage's result depends on, hashed.
 
-A key joins the stage, the question's content hash, that stage's settings, the code and
-prompt versions, and the scope: the run id (`[cache] scope = "run"`) or the memory system's
-identity (`"shared"`: one ingestion reused across runs). Downstream keys also hash what the
-stage was given (the ingested memory, the hypothesis), so redoing a stage redoes what follows.
+A key joins the stage, the question's content hash, that stage's settings (with the settings
+of the providers its models come from), a hash of the stage's source and prompt files
+(lme_bench.code_digest), and the scope: the run id (`[cache] scope = "run"`) or the memory
+system's identity (`"shared"`: one ingestion reused across runs). Downstream keys also hash
+what the stage was given (the ingestion that filled the memory, the hypothesis), so redoing a
+stage redoes what follows.
 """
 
 from __future__ import annotations
@@ -13,28 +15,25 @@ import hashlib
 import json
 import re
 from dataclasses import asdict
-from importlib import metadata, resources
+from importlib import resources
 from typing import Any
 
+from lme_bench.code_digest import stage_code_digest
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
+from lme_bench.providers.retry import RETRY_COLUMNS
 from lme_bench.results.qa_tables import HypothesisRow
 
-CACHE_FORMAT = "3"  # bump when a stage's result type or meaning changes (3: full rankings)
+# Bump when a stage's result type or meaning changes. 3: full rankings. 4: session records,
+# hypotheses and scores count retries by cause (retries_throttled, _timeout, _connection,
+# _server), and scores carry `readable`.
+CACHE_FORMAT = "4"
 
 
 def digest(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-@functools.cache  # reading package metadata costs milliseconds; it cannot change in a process
-def _code_version() -> str:
-    try:
-        return f"{metadata.version('lme-bench')}/{CACHE_FORMAT}"
-    except metadata.PackageNotFoundError:
-        return f"source/{CACHE_FORMAT}"
 
 
 @functools.cache  # packaged files: they cannot change in a process
@@ -56,14 +55,28 @@ def memory_identity(settings: Settings) -> dict[str, Any]:
     return {"backend": memory.backend, "where": where, "vault": memory.vault}
 
 
+def provider_settings(settings: Settings, model: str | None) -> dict[str, Any] | None:
+    """What the provider of `model` ("provider:model") answers with: a configured
+    [providers.<name>]'s kind, endpoint and region (not its key's variable, nor a fake's
+    latency: neither changes a reply); None for a built-in provider or no model."""
+    if not model:
+        return None
+    configured = settings.providers.get(model.partition(":")[0])
+    if configured is None:
+        return None
+    return configured.model_dump(mode="json", include={"kind", "base_url", "region"})
+
+
 def _model_settings(settings: Settings, model: str | None) -> dict[str, Any]:
     models = settings.models
-    return {
+    parts = {
         "model": model,
         "temperature": models.temperature,
         "seed": models.seed,
         "max_tokens": models.max_tokens,
     }
+    provider = provider_settings(settings, model)
+    return parts | {"provider": provider} if provider else parts
 
 
 def _search_settings(settings: Settings) -> dict[str, Any]:
@@ -105,6 +118,7 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
         return {
             "judge": judge.model_dump(mode="json", exclude={"prompts_dir"}),
             "model": _model_settings(settings, settings.models.judge),
+            "second_provider": provider_settings(settings, judge.second_model),
             "prompts": judge_prompts(judge).hashes,
         }
     raise ValueError(f"no cache key for stage {stage!r}")
@@ -118,12 +132,18 @@ def memory_scope(settings: Settings, run_id: str) -> str:
     return run_id
 
 
+# How long an answer took and how often it was retried do not change what is judged.
+_VOLATILE = frozenset({"seconds", *RETRY_COLUMNS})
+
+
 def upstream_digest(value: Any) -> str:
     """What a stage was handed by the stage before it."""
-    if isinstance(value, IngestOutcome | MemoryLocation):
+    if isinstance(value, IngestOutcome):  # the memory and the ingestion that filled it
+        return digest([value.memory_id, value.vault_id, value.ingestion_id])
+    if isinstance(value, MemoryLocation):
         return digest([value.memory_id, value.vault_id])
     if isinstance(value, HypothesisRow):
-        return digest({k: v for k, v in asdict(value).items() if k != "seconds"})
+        return digest({k: v for k, v in asdict(value).items() if k not in _VOLATILE})
     raise TypeError(f"no cache digest for {type(value).__name__}")
 
 
@@ -133,17 +153,22 @@ def stage_key(
     settings: Settings,
     scope: str,
     upstream: Any = None,
+    ingestion_id: str | None = None,
 ) -> str | None:
-    """The cache key of one question's stage, or None when caching is off."""
+    """The cache key of one question's stage, or None when caching is off. Judging also
+    hashes the ingestion behind the answer (`ingestion_id`): a memory filled again redoes
+    every stage after it, even where an answer comes out the same."""
     if settings.cache.scope == "off":
         return None
     parts = {
         "stage": stage,
         "question": ref.content_sha256,
         "settings": _stage_settings(stage, settings),
-        "code": _code_version(),
+        "code": [CACHE_FORMAT, stage_code_digest(stage)],
         "scope": scope if settings.cache.scope == "run" else memory_identity(settings),
         "upstream": upstream_digest(upstream) if upstream is not None else None,
     }
+    if ingestion_id is not None:
+        parts["ingestion"] = ingestion_id
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", ref.question_id)[:40]
     return f"{stage}-{name}-{digest(parts)[:32]}"

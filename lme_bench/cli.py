@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--results-dir", type=Path, help="folder that holds run folders")
     run.add_argument("--questions", type=_id_list, help="only these question ids: ID,ID,…")
     run.add_argument("--limit", type=_positive, help="only the first N questions")
+    run.add_argument("-v", "--verbose", action="store_true", help="log every task run's state")
 
     rerun = commands.add_parser(
         "rerun", help="run a run again: only what failed or changed is redone (task cache)"
@@ -56,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="rerun only the questions that failed; the others' rows are kept as they are",
     )
+    rerun.add_argument("-v", "--verbose", action="store_true", help="log every task run's state")
 
     gen = commands.add_parser("generate", help="write an S- or M-scale LongMemEval-format file")
     gen.add_argument("--scale", choices=("s", "m"), default="s")
@@ -192,29 +194,36 @@ def _run(args: argparse.Namespace) -> int:
         questions=args.questions,
         limit=args.limit,
     )
-    return _start(request)
+    return _start(request, args.verbose)
 
 
 def _rerun(args: argparse.Namespace) -> int:
+    """The run's recorded request with its recorded settings (whatever the environment says
+    now): only what failed or changed since is redone."""
     from lme_bench.request import RunRequest
+    from lme_bench.results.recorded_settings import recorded_run
     from lme_bench.results.rerun import failed_question_ids
     from lme_bench.results.run_folder import read_manifest
 
     run_dir = args.results_dir / args.run_id
-    asked = read_manifest(run_dir).get("request") or {}
+    recorded = recorded_run(run_dir)
+    if recorded is None:
+        read_manifest(run_dir)  # names the missing folder or manifest
+        raise RerunError(f"{run_dir}: the run recorded no settings to rerun")
     request = RunRequest.model_validate(
-        asked
+        recorded["request"]
         | {
             "run_id": args.run_id,
             "results_dir": str(args.results_dir),
             "failed_only": args.failed_only,
             "shards": 1,
+            "replay": True,
         }
     )
     if args.failed_only:
         failed = failed_question_ids(run_dir, request.questions)
         print(f"rerunning {len(failed)} failed question(s) of {args.run_id}")
-    return _start(request)
+    return _start(request, args.verbose)
 
 
 class _NoTracebackFor(logging.Filter):
@@ -237,12 +246,16 @@ def _quiet_tracebacks(*kinds: type[BaseException]) -> None:
             handler.addFilter(_NoTracebackFor(*kinds))
 
 
-def _start(request: Any) -> int:
-    """Check the request's config and data, then run the flow in this process."""
+def _start(request: Any, verbose: bool = False) -> int:
+    """Check the request's config and data, then run the flow in this process: a progress line
+    instead of one log line per task run unless `verbose`; at the end the summary, the results
+    folder and the run's headline."""
     from lme_bench.pipeline import plan_run, prepare_questions
+    from lme_bench.results.recorded_settings import check_settings
 
     settings = request.settings()
     plan = plan_run(settings)
+    check_settings(plan.run_dir, settings, request.failed_only)  # before any work
     if not request.failed_only:  # fail fast on bad input
         prepare_questions(plan, request.questions, request.limit)
     request = request.model_copy(update={"run_id": plan.run_id})
@@ -255,6 +268,8 @@ def _start(request: Any) -> int:
     # The flow lives outside the core package, which never imports Prefect.
     flow_module: Any = importlib.import_module("flows.longmemeval")
     _quiet_tracebacks(ResultsWriteError, flow_module.RunFailures)
+    if not verbose:  # task runs' state lines; failures (warnings and errors) still show
+        logging.getLogger("prefect.task_runs").setLevel(logging.WARNING)
     try:
         result = flow_module.run_longmemeval(request)
     except ResultsWriteError as exc:

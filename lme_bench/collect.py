@@ -72,6 +72,11 @@ class RunCollector:
         jobs = [Job("ingest", i, locations[r.question_id]) for i, r in enumerate(self.refs)]
         return sorted(jobs, key=lambda job: self._ingest_work(self.refs[job.index]), reverse=True)
 
+    def ingestion_id(self, index: int) -> str:
+        """The ingestion that filled question `index`'s memory ("" before it is known)."""
+        outcome = self._outcomes.get(index)
+        return str(outcome.ingestion_id) if outcome is not None else ""
+
     def _ingest_work(self, ref: QuestionRef) -> int:
         """Model calls of a context-only ingestion follow sessions; the others follow turns."""
         return ref.n_sessions if self.settings.ingest.mode == "context-only" else ref.n_turns

@@ -30,6 +30,7 @@ from pydantic_settings import (
 from lme_bench.run_config import STAGES, CacheSettings, LimitSettings, RunSettings, Stage
 
 _toml_data: ContextVar[dict[str, Any]] = ContextVar("lme_toml_data", default={})  # noqa: B039
+_read_environment: ContextVar[bool] = ContextVar("lme_read_environment", default=True)
 
 
 class ConfigError(ValueError):
@@ -164,7 +165,9 @@ class ProviderSettings(_Section):
     """A named model provider, e.g. a local OpenAI-compatible server (vLLM, Ollama, …)."""
 
     kind: Literal["openai", "openai-compatible", "bedrock", "fake"] = "openai-compatible"
-    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint …/v1")
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint …/v1; bedrock: runtime endpoint"
+    )
     api_key_env: str | None = Field(
         default=None, description="environment variable holding the API key (never the key)"
     )
@@ -246,8 +249,11 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Explicit overrides (init arguments) > LME_* environment > the TOML file.
+        # Explicit overrides (init arguments) > LME_* environment > the TOML file; a replay of
+        # recorded settings reads no environment.
         toml_file = InitSettingsSource(settings_cls, init_kwargs=_toml_data.get())
+        if not _read_environment.get():
+            return init_settings, toml_file
         return init_settings, env_settings, toml_file
 
     def redacted(self) -> dict[str, Any]:
@@ -300,6 +306,18 @@ def load_settings(path: Path | None, **overrides: Any) -> Settings:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         except OSError as exc:  # a folder, no permission
             raise ConfigError(f"{path}: cannot read the config file: {exc.strerror}") from None
+    return _build(data, source, overrides, environment=True)
+
+
+def replay_settings(recorded: dict[str, Any], source: str, **overrides: Any) -> Settings:
+    """Settings as a run recorded them (`recorded`, from `source`), with non-None dotted
+    overrides; the environment is not read, so the replay is what was run."""
+    return _build(recorded, source, overrides, environment=False)
+
+
+def _build(
+    data: dict[str, Any], source: str, overrides: dict[str, Any], *, environment: bool
+) -> Settings:
     explicit: dict[str, Any] = {}
     try:
         for dotted, value in overrides.items():
@@ -313,9 +331,11 @@ def load_settings(path: Path | None, **overrides: Any) -> Settings:
                 target = target.setdefault(section, {})
             target[key] = value
         token = _toml_data.set(data)
+        reading = _read_environment.set(environment)
         try:
             settings = Settings(**explicit)
         finally:
+            _read_environment.reset(reading)
             _toml_data.reset(token)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source, explicit)) from None

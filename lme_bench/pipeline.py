@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 
 from lme_bench.config import Settings
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
-from lme_bench.dataset.views import session_keys
 from lme_bench.ingest.question import IngestOutcome as IngestOutcome
 from lme_bench.ingest.question import MemoryLocation as MemoryLocation
 from lme_bench.ingest.question import check_run_models
@@ -24,11 +23,11 @@ from lme_bench.ingest.question import locate_memories as locate_memories
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.stage import judge_question as judge_question
 from lme_bench.memory.embeddings import load_embedder
-from lme_bench.memory.factory import open_backend
 from lme_bench.qa.stage import answer_question as answer_question
 from lme_bench.results.manifest import package_versions
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
-from lme_bench.retrieval import RetrievalRow, evaluate_retrieval, failed_rows
+from lme_bench.retrieval import RetrievalRow, failed_rows
+from lme_bench.retrieval_stage import evaluate_question as evaluate_question
 from lme_bench.secrets import redact_secrets
 
 
@@ -91,22 +90,6 @@ def prepare_questions(
 ) -> tuple[PreparedDataset, list[QuestionRef]]:
     prepared = prepare_dataset(plan.dataset_path, plan.cache_dir)
     return prepared, select_questions(prepared, question_ids, limit)
-
-
-async def evaluate_question(
-    ref: QuestionRef, outcome: IngestOutcome, settings: Settings
-) -> list[RetrievalRow]:
-    """Search the question's memory with the question text and score the ranking."""
-    instance = ref.load()
-    backend = open_backend(settings)
-    try:
-        await backend.await_consistency(outcome.memory_id)
-        found = await backend.search(
-            outcome.memory_id, instance.question, top_ke=settings.retrieval.top_k, top_kc=0
-        )
-    finally:
-        await backend.close()
-    return evaluate_retrieval(instance, session_keys(instance), found.entries)
 
 
 def error_rows(ref: QuestionRef, error: BaseException | str) -> list[RetrievalRow]:

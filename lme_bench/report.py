@@ -82,6 +82,22 @@ def _prompt_hashes(settings: Settings) -> dict[str, Any]:
     return hashes
 
 
+def headline(summary: dict[str, Any]) -> str:
+    """One line of the run's leading figures: QA by the first LLM judge (official rule) and
+    session-level retrieval (official average)."""
+    parts = []
+    primary = primary_judge(summary["qa"]) if "qa" in summary else None
+    if primary and primary["overall"]["accuracy"] is not None:
+        overall = primary["overall"]
+        parts.append(
+            f"QA overall {100 * overall['accuracy']:.1f}% ({overall['correct']}/{overall['n']})"
+        )
+    session = summary.get("session", {}).get("overall", {})
+    if session.get("n"):
+        parts.append(f"session recall_all@5 {session['recall_all@5']:.3f} (n={session['n']})")
+    return "; ".join(parts) or "no figures"
+
+
 def _with_incomplete_banner(markdown: str, run_id: str, failed: list[str], total: int) -> str:
     """The summary's title, then a line saying the run is incomplete: how many, which."""
     shown = ", ".join(failed[:20]) + (" …" if len(failed) > 20 else "")

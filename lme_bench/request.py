@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lme_bench.config import Settings, load_settings
+from lme_bench.config import Settings, load_settings, replay_settings
 from lme_bench.run_config import Stage
 
 
@@ -44,6 +44,11 @@ class RunRequest(BaseModel):
         default=None, description="a run id to compare with (a compare artifact and chart)"
     )
     label: str | None = Field(default=None, description="added to the flow run's name")
+    replay: bool = Field(
+        default=False,
+        description="run with the settings this run id recorded (its config.json), not the "
+        "config file and environment of today; stages and overrides still apply",
+    )
 
     def settings(self) -> Settings:
         explicit: dict[str, Any] = dict(self.overrides)
@@ -53,4 +58,20 @@ class RunRequest(BaseModel):
             "run.results_dir": self.results_dir,
             "run.stages": self.stages,
         }
+        if self.replay:
+            return self._recorded_settings(explicit)
         return load_settings(Path(self.config), **explicit)
+
+    def _recorded_settings(self, explicit: dict[str, Any]) -> Settings:
+        from lme_bench.results.recorded_settings import CONFIG_FILE, recorded_run
+        from lme_bench.results.run_folder import RerunError
+
+        if self.run_id is None:
+            raise RerunError("replay needs the run id whose settings to replay")
+        # The run's folder: under the results folder asked for, else the config's.
+        results = self.results_dir or load_settings(Path(self.config)).run.results_dir
+        run_dir = Path(results) / self.run_id
+        recorded = recorded_run(run_dir)
+        if recorded is None:
+            raise RerunError(f"{run_dir}: no run here (no {CONFIG_FILE}); check the run id")
+        return replay_settings(recorded["settings"], str(run_dir / CONFIG_FILE), **explicit)

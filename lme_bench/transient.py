@@ -6,7 +6,7 @@ import sqlite3
 
 from lme_bench.config import ConfigError
 from lme_bench.dataset.errors import DatasetError
-from lme_bench.providers.retry import classify
+from lme_bench.providers.faults import classify
 from lme_bench.secrets import RedactedError
 from lme_bench.stop_signal import RunStopped
 

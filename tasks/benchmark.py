@@ -61,12 +61,17 @@ def _question_run_name(stage: str) -> Any:
 
 
 def stage_key(
-    stage: str, ref: QuestionRef, settings: Settings, scope: str, upstream: Any
+    stage: str,
+    ref: QuestionRef,
+    settings: Settings,
+    scope: str,
+    upstream: Any,
+    ingestion_id: str | None = None,
 ) -> str | None:
     """The cache key of a per-question stage's result (see lme_bench.cache_keys)."""
     if stage == "ingest" and "ingest" not in settings.stages:
         return None  # only looks the memory up: nothing worth keeping
-    return cache_keys.stage_key(stage, ref, settings, scope, upstream)
+    return cache_keys.stage_key(stage, ref, settings, scope, upstream, ingestion_id)
 
 
 def stage_cache(stage: str) -> CachePolicy:
@@ -74,7 +79,8 @@ def stage_cache(stage: str) -> CachePolicy:
 
     def key(context: TaskRunContext, parameters: dict[str, Any]) -> str | None:
         ref, upstream = _given(parameters["ref"]), _given(parameters[_UPSTREAM[stage]])
-        return stage_key(stage, ref, _given(parameters["settings"]), parameters["scope"], upstream)
+        settings, ingestion_id = _given(parameters["settings"]), parameters.get("ingestion_id")
+        return stage_key(stage, ref, settings, parameters["scope"], upstream, ingestion_id)
 
     return CachePolicy.from_cache_key_fn(key)
 
@@ -164,7 +170,7 @@ def answer_question(
 
 @task(**_per_question("judge"))
 def judge_question(
-    ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings, scope: str
+    ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings, scope: str, ingestion_id: str
 ) -> list[ScoreRow]:
     rows = _run(pipeline.judge_question(ref, hypothesis, settings), settings)
     return pipeline.require_ok(rows)

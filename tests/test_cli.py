@@ -15,14 +15,14 @@ from tests.factories import make_question
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "lme_bench.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
     )
 
 
@@ -78,6 +78,7 @@ def test_run_on_a_few_sample_questions(tmp_path: Path) -> None:
         "cli",
         "--results-dir",
         str(tmp_path),
+        PREFECT_LOGGING_LEVEL="INFO",  # as a user sees it (the tests' default is WARNING)
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "## Retrieval, session granularity" in done.stdout
@@ -85,6 +86,13 @@ def test_run_on_a_few_sample_questions(tmp_path: Path) -> None:
     assert (tmp_path / "cli" / "retrieval.parquet").is_file()
     manifest = json.loads((tmp_path / "cli" / "manifest.json").read_text())
     assert len(manifest["question_ids"]) == 3
+    logs = done.stdout + done.stderr
+    assert "3/3 questions | ingest 3 retrieval 3 | 0 model calls" in logs  # the progress line
+    assert "3 of 3 questions done (0 failed); session recall_all@5" in logs
+    assert "Task run" not in logs  # no state line per task run without -v
+    verbose = _cli("run", "configs/default.toml", "--limit", "1", "--run-id", "v", "-v",
+                   "--results-dir", str(tmp_path), PREFECT_LOGGING_LEVEL="INFO")  # fmt: skip
+    assert verbose.returncode == 0 and "Task run 'ingest" in verbose.stdout + verbose.stderr
 
 
 def test_generate_writes_a_loadable_file(tmp_path: Path) -> None:

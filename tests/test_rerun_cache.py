@@ -21,9 +21,11 @@ from prefect.testing.utilities import prefect_test_harness
 
 from flows.longmemeval import RunFailures, longmemeval
 from lme_bench import cli, pipeline
+from lme_bench.dataset.errors import DatasetError
 from lme_bench.memory.titles import memory_title
 from lme_bench.providers.fake_stats import FAKE_CALLS
 from lme_bench.request import RunRequest
+from lme_bench.results.recorded_settings import SettingsChanged
 
 pytestmark = pytest.mark.slow
 
@@ -182,55 +184,121 @@ def test_rerun_of_a_run_is_all_cached_with_no_model_calls(
     assert _entries_per_memory(tmp_path / "memory.sqlite") == entries
 
 
-def test_new_qa_then_judge_settings_redo_only_the_stages_that_depend_on_them(
+def test_a_new_judge_setting_with_judging_alone_redoes_only_the_judging(
     harness: None, tmp_path: Path, executed: Executed
 ) -> None:
     _run(_request(tmp_path, "sweep", **AGENTIC))
     questions = sorted({q for _, q in executed.calls})
-    first = _tables(tmp_path / "sweep")
     run_dir = tmp_path / "sweep"
+    first = _tables(run_dir)
 
-    # Another QA strategy: ingestion and retrieval come from the cache, answers and judging
-    # (which judges the new answers) are redone.
+    # Another QA strategy under the same run id is refused before any work (a sweep over
+    # one ingestion is `[cache] scope = "shared"`, see below).
     executed.reset()
-    two_pass = {**AGENTIC, "qa.strategy": "two-pass"}
-    result, rerun = _run(_request(tmp_path, "sweep", **two_pass))
-    assert executed.by_stage() == {
-        "ingest": [],
-        "retrieval": [],
-        "answer": questions,
-        "judge": questions,
-    }
-    assert result["from_cache"] == {"judge": 0, "answer": 0, "retrieval": LIMIT, "ingest": LIMIT}
-    assert _states(rerun, 2 * LIMIT) == {
-        (stage, q): "Completed" for stage in ("answer", "judge") for q in questions
-    }
-    calls = _model_calls(run_dir)
-    assert FAKE_CALLS.total == calls["answer"] + calls["judge"]  # no agent call
-    assert calls["answer"] == 2 * LIMIT  # two-pass: two calls per question
-    answered = _tables(run_dir)
-    assert {r["strategy"] for r in answered["hypotheses"]} == {"two-pass"}
-    assert answered["ingest"] == first["ingest"]
-    assert answered["retrieval"] == first["retrieval"]
+    with pytest.raises(SettingsChanged, match=r"qa\.strategy: \"single\" -> \"two-pass\""):
+        _run(_request(tmp_path, "sweep", **AGENTIC, **{"qa.strategy": "two-pass"}))
+    assert executed.calls == [] and FAKE_CALLS.total == 0
 
-    # Another judge setting: only judging is redone, over the cached two-pass answers.
-    executed.reset()
-    _, rejudged = _run(_request(tmp_path, "sweep", **two_pass, **{"judge.repeats": 2}))
+    # Judging alone may take new judge settings: only judging is redone, over the answers
+    # the run holds.
+    rejudge = _request(tmp_path, "sweep", **AGENTIC, **{"judge.repeats": 2})
+    rejudge = rejudge.model_copy(update={"stages": ["judge", "report"]})
+    _, rejudged = _run(rejudge)
     assert executed.by_stage() == {
-        "ingest": [],
+        "ingest": questions,  # looks each memory up, writes nothing
         "retrieval": [],
         "answer": [],
         "judge": questions,
     }
-    assert _states(rejudged, LIMIT) == {("judge", q): "Completed" for q in questions}
+    states = _states(rejudged, 2 * LIMIT)
+    assert {k: v for k, v in states.items() if k[0] == "judge"} == {
+        ("judge", q): "Completed" for q in questions
+    }
     assert FAKE_CALLS.total == 2 * LIMIT  # one LLM judge, two repeats, nothing else
     judged = _tables(run_dir)
     for name in ("ingest", "retrieval", "hypotheses"):
-        assert judged[name] == answered[name], name
+        assert judged[name] == first[name], name
     llm_scores = [r for r in judged["scores"] if r["judge"] == "fake:match-judge"]
     assert sorted((r["question_id"], r["repeat"]) for r in llm_scores) == [
         (q, n) for q in questions for n in (0, 1)
     ]
+    recorded = json.loads((run_dir / "config.json").read_text())
+    assert recorded["settings"]["judge"]["repeats"] == 2  # what the next rerun replays
+
+
+def test_a_run_stopped_by_bad_input_records_no_settings(
+    harness: None, tmp_path: Path, executed: Executed
+) -> None:
+    missing = tmp_path / "no-such.json"
+    bad = _request(tmp_path, "typo").model_copy(update={"dataset": str(missing)})
+    with pytest.raises(DatasetError, match="no such file"):
+        _run(bad)
+    assert not (tmp_path / "typo" / "config.json").exists()
+    result, _ = _run(_request(tmp_path, "typo"))  # the same run id, the input put right
+    assert result["from_cache"] == dict.fromkeys(STAGES, 0)
+    assert (tmp_path / "typo" / "config.json").is_file()
+
+
+def test_rerun_replays_the_recorded_settings_whatever_the_environment_says(
+    harness: None,
+    tmp_path: Path,
+    executed: Executed,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`LME_MODELS__JUDGE=… lme-bench run … --run-id X`, then `lme-bench rerun X
+    --failed-only` without the variable: the failed question is judged by the same judge."""
+    monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    monkeypatch.setenv("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
+    run = ["run", FULL_FAKE, "--run-id", "judged", "--results-dir", str(tmp_path), "--limit"]
+    run_dir = tmp_path / "judged"
+    monkeypatch.setenv("LME_MODELS__JUDGE", "fake:yes")
+    executed.fail_ingest = "3387bf20"
+    assert cli.main([*run, str(LIMIT)]) == 1
+    recorded = json.loads((run_dir / "config.json").read_text())
+    assert recorded["settings"]["models"]["judge"] == "fake:yes"
+
+    monkeypatch.delenv("LME_MODELS__JUDGE")
+    executed.fail_ingest = None
+    executed.reset()
+    capsys.readouterr()
+
+    # The same run id with other settings (here the config file's judge) is refused.
+    assert cli.main([*run, str(LIMIT)]) == 2
+    err = capsys.readouterr().err
+    assert 'models.judge: "fake:yes" -> "fake:match-judge"' in err
+    assert err.count("lme-bench: error:") == 1 and "Traceback" not in err
+    assert executed.calls == []
+    with pytest.raises(SettingsChanged, match=r"models\.judge"):  # as from a deployment
+        _run(_request(tmp_path, "judged"))
+    assert executed.calls == []
+
+    assert cli.main(["rerun", "judged", "--results-dir", str(tmp_path), "--failed-only"]) == 0
+    assert executed.by_stage() == {stage: ["3387bf20"] for stage in STAGES}
+    scores = _table(run_dir, "scores")
+    assert {r["judge"] for r in scores if r["judge_kind"] == "llm"} == {"fake:yes"}
+    assert {(r["question_id"], r["judge"]) for r in scores} == {
+        (q, judge)
+        for q in {r["question_id"] for r in scores}
+        for judge in ("fake:yes", "fallback:normalized-match")
+    }
+    assert len({r["question_id"] for r in scores}) == LIMIT
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["failed_question_ids"] == []
+    assert manifest["models"]["judge"] == "fake:yes"
+    assert json.loads((run_dir / "config.json").read_text()) == recorded
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["qa"]["agreement"] == []  # one LLM judge: nothing to agree with
+
+    # Asking explicitly for a new judge (judging alone) judges every question with it.
+    executed.reset()
+    new_judge = _request(tmp_path, "judged", **{"models.judge": "fake:match-judge"})
+    _run(new_judge.model_copy(update={"stages": ["judge", "report"]}))
+    assert executed.by_stage()["judge"] == sorted({r["question_id"] for r in scores})
+    scores = _table(run_dir, "scores")
+    assert {r["judge"] for r in scores if r["judge_kind"] == "llm"} == {"fake:match-judge"}
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["models"]["judge"] == "fake:match-judge"
 
 
 def _delete_memory(store: Path, title: str, *, keep_memory_row: bool) -> None:
@@ -281,6 +349,50 @@ def test_deleted_memories_are_ingested_again_not_taken_from_the_cache(
     assert _model_calls(run_dir)["ingest"] > 0 and FAKE_CALLS.total > 0
     assert _entries_per_memory(store) == entries
     assert _without(_table(run_dir, "retrieval"), "run_id") == retrieval
+
+
+def test_memory_emptied_and_ingested_again_redoes_its_later_stages(
+    harness: None, tmp_path: Path, executed: Executed
+) -> None:
+    request = _request(tmp_path, "refilled")  # raw ingestion
+    run_dir, store = tmp_path / "refilled", tmp_path / "memory.sqlite"
+    _run(request)
+    questions = sorted({q for _, q in executed.calls})
+    first = _tables(run_dir)
+
+    # One memory emptied (the memory itself kept, so its id is the same): the same entries
+    # go back in, but from a new ingestion, so every later stage of that question is redone,
+    # judging too, although the fake reader's answer comes out the same.
+    emptied = questions[2]
+    _delete_memory(store, memory_title(emptied, "refilled", tmp_path), keep_memory_row=True)
+    executed.reset()
+    result, rerun = _run(request)
+    assert executed.by_stage() == {stage: [emptied] for stage in STAGES}
+    assert result["from_cache"] == dict.fromkeys(STAGES, LIMIT - 1)
+    assert _states(rerun, len(STAGES)) == {(stage, emptied): "Completed" for stage in STAGES}
+    assert FAKE_CALLS.total == 2  # its answer and its judging
+    again = _tables(run_dir)
+    assert _without(again["retrieval"], "run_id") == _without(first["retrieval"], "run_id")
+    assert _without(again["hypotheses"], "seconds") == _without(first["hypotheses"], "seconds")
+    assert _without(again["scores"], "seconds") == _without(first["scores"], "seconds")
+
+    # Stages run without ingest read each memory's ingestion back: nothing else is redone.
+    executed.reset()
+    later = RunRequest(**request.model_dump() | {"stages": ["retrieval", "answer", "judge"]})
+    result, _ = _run(later)
+    assert executed.by_stage() == {
+        "ingest": questions,  # looks each memory and its ingestion up, writes nothing
+        "retrieval": [],
+        "answer": [],
+        "judge": [],
+    }
+    assert result["from_cache"] == {
+        "ingest": 0,
+        "retrieval": LIMIT,
+        "answer": LIMIT,
+        "judge": LIMIT,
+    }
+    assert FAKE_CALLS.total == 0
 
 
 def test_emptied_memory_is_ingested_again_not_skipped_by_its_checkpoints(tmp_path: Path) -> None:

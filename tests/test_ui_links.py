@@ -20,7 +20,7 @@ BASE = "http://127.0.0.1:4201/"
 def _report(results_dir: Path) -> RunReport:
     run_dir = results_dir / "run a"  # a space, to be quoted in the URL
     run_dir.mkdir(parents=True)
-    for name in ("report.html", "summary.md", "scores.parquet"):
+    for name in ("report.html", "summary.md", "config.json", "scores.parquet"):
         (run_dir / name).write_text("x", encoding="utf-8")
     return RunReport("run a", run_dir, {}, "# lme-bench run a\n", [])
 
@@ -35,6 +35,7 @@ def test_links_go_under_the_link_base_report_first(tmp_path: Path) -> None:
     assert links[1:] == [
         BASE + "run%20a/report.html",
         BASE + "run%20a/summary.md",
+        BASE + "run%20a/config.json",
         BASE + "run%20a/scores.parquet",
     ]
 

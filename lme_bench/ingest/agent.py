@@ -27,7 +27,7 @@ from lme_bench.memory.base import MemoryBackend
 from lme_bench.memory.tool_results import default_prompts
 from lme_bench.memory.types import NewEntry
 from lme_bench.providers.calls import CallAccount, CountedModel
-from lme_bench.providers.retry import RetryPolicy
+from lme_bench.providers.retry import RetryPolicy, set_retry_columns
 from lme_bench.stop_signal import check_stopping
 
 
@@ -132,13 +132,13 @@ class AgentIngestor:
             tool_calls=dict(writes.tool_calls),
             input_tokens=account.input_tokens,
             output_tokens=account.output_tokens,
-            retries=account.retries.retries,
             entries_written=len(writes.entries),
             context_chars=len(context or ""),
             dropped_tool_calls=writes.dropped_calls,
             status=run.status,
             error=run.error or ("; ".join(writes.problems) or None),
         )
+        set_retry_columns(record, account.retries)
         # The record saved with the writes already counts them, as a replay reports it.
         planned = calls.copy()
         planned.update(

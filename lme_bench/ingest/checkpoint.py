@@ -6,12 +6,17 @@ session is marked done once they are stored. On a retry: done sessions are skipp
 whose writes were saved but not confirmed is written again from the saved copy (no model call;
 entries of turns the memory already holds are left out), and any other session is redone from
 scratch (nothing of it reached the memory). Keyed by memory id, so a new memory starts over.
+
+Each memory also has an ingestion id, new whenever an ingestion starts writing to it: later
+stages' cache keys hash it, so a memory filled again (emptied, then ingested anew under the
+same id) has its retrieval, answers and judging redone.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +31,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     state TEXT NOT NULL, entries TEXT, context TEXT, record TEXT NOT NULL,
     PRIMARY KEY (memory_id, session_key, mode));
 CREATE TABLE IF NOT EXISTS ingestions (memory_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ingestion_ids (memory_id TEXT PRIMARY KEY, ingestion_id TEXT NOT NULL);
 """
 
 
@@ -115,3 +121,20 @@ class Checkpoints:
         """Drop a memory's session checkpoints (its memory was emptied: ingest it anew)."""
         with self._lock, self._db() as db:
             db.execute("DELETE FROM sessions WHERE memory_id = ?", (memory_id,))
+
+    def begin_ingestion(self, memory_id: str) -> str:
+        """A new ingestion id for the memory, which an ingestion is about to write to."""
+        ingestion_id = uuid.uuid4().hex
+        with self._lock, self._db() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO ingestion_ids VALUES (?, ?)", (memory_id, ingestion_id)
+            )
+        return ingestion_id
+
+    def ingestion_id(self, memory_id: str) -> str:
+        """The id of the memory's last ingestion; "" when none was recorded here."""
+        with self._lock, self._db() as db:
+            row = db.execute(
+                "SELECT ingestion_id FROM ingestion_ids WHERE memory_id = ?", (memory_id,)
+            ).fetchone()
+        return str(row[0]) if row else ""

@@ -46,6 +46,7 @@ class IngestOutcome:
     entries: int
     seconds: float
     sessions: list[SessionRecord] = field(default_factory=list)
+    ingestion_id: str = ""  # which ingestion filled the memory (see Checkpoints.begin_ingestion)
 
     @property
     def turns(self) -> int:
@@ -139,6 +140,9 @@ async def ingest_question(
             _claim(checkpoints, memory_id, title, empty, settings)
             if empty:  # checkpoints of an emptied memory no longer describe it
                 checkpoints.forget(memory_id)
+            ingestion_id = checkpoints.begin_ingestion(memory_id)
+        else:  # the memory as an earlier run's ingestion left it
+            ingestion_id = checkpoints.ingestion_id(memory_id)
         if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
             sessions = []
         elif settings.ingest.mode == "raw":
@@ -168,4 +172,5 @@ async def ingest_question(
         entries=entries,
         seconds=time.perf_counter() - started,
         sessions=sessions,
+        ingestion_id=ingestion_id,
     )

@@ -20,6 +20,10 @@ class SessionRecord:
     output_tokens: int = 0
     seconds: float = 0.0
     retries: int = 0
+    retries_throttled: int = 0
+    retries_timeout: int = 0
+    retries_connection: int = 0
+    retries_server: int = 0
     entries_written: int = 0
     context_chars: int = 0
     dropped_tool_calls: int = 0

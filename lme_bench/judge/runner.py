@@ -13,7 +13,7 @@ from lme_bench.judge.prompts import PromptSet
 from lme_bench.judge.verdict import read_verdict
 from lme_bench.limits import Limiter
 from lme_bench.providers.calls import CallAccount, ChatCall, CountedModel, text_of
-from lme_bench.providers.retry import RetryPolicy
+from lme_bench.providers.retry import RetryPolicy, set_retry_columns
 from lme_bench.results.qa_tables import ScoreRow
 from lme_bench.secrets import redact_secrets
 
@@ -71,7 +71,7 @@ class LlmJudge:
         else:
             verdict = read_verdict(reply)
             label, readable, raw = verdict.label, verdict.readable, verdict.raw
-        return ScoreRow(
+        row = ScoreRow(
             question_id=question_id,
             question_type=question_type,
             is_abstention=is_abstention,
@@ -89,10 +89,11 @@ class LlmJudge:
             llm_calls=account.calls,
             input_tokens=account.input_tokens,
             output_tokens=account.output_tokens,
-            retries=account.retries.retries,
             seconds=time.perf_counter() - started,
             error=error,
         )
+        set_retry_columns(row, account.retries)
+        return row
 
 
 def fallback_row(

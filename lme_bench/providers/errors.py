@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from lme_bench.config import ConfigError
 
 
@@ -18,4 +20,11 @@ class ProviderThrottled(RuntimeError):
 
 
 class ProviderUnavailable(RuntimeError):
-    """A transient provider fault: 5xx, timeout, dropped connection."""
+    """A transient provider fault, by cause: a server fault (5xx), a timeout, a dropped
+    connection."""
+
+    def __init__(
+        self, message: str, cause: Literal["server", "timeout", "connection"] = "server"
+    ) -> None:
+        super().__init__(message)
+        self.cause: Literal["server", "timeout", "connection"] = cause

@@ -1,7 +1,9 @@
 """Chat models from "provider:model" strings, checked before any work starts.
 
     openai:gpt-4o-2024-08-06        OpenAI (OPENAI_API_KEY; OPENAI_BASE_URL honoured)
-    bedrock:anthropic.claude-…      AWS Bedrock Converse (region from config, AWS default chain)
+    bedrock:anthropic.claude-…      AWS Bedrock Converse (region from config, AWS default chain;
+                                    a [providers] name of kind "bedrock" may set base_url, the
+                                    runtime endpoint, e.g. a VPC endpoint)
     fake:echo                       the scripted fake shipped in the package (a [providers]
                                     name of kind "fake" may add latency_s per call)
     <name>:<model>                  a provider named in [providers.<name>], e.g. a local
@@ -28,6 +30,7 @@ from lme_bench.providers.retry import RetryPolicy
 
 ProviderKind = Literal["openai", "openai-compatible", "bedrock", "fake"]
 BUILT_IN: dict[str, ProviderKind] = {"openai": "openai", "bedrock": "bedrock", "fake": "fake"}
+_CONNECT_TIMEOUT_S = 10.0  # an endpoint that takes longer to accept is not there
 _SDK = {
     "openai": "langchain_openai",
     "openai-compatible": "langchain_openai",
@@ -155,6 +158,20 @@ def model_for(role: str, settings: Settings) -> tuple[BaseChatModel, RetryPolicy
     return build_chat_model(spec, settings.models), retry_policy(spec, settings.models), spec
 
 
+def bedrock_client_config(timeout_s: float) -> Any:
+    """botocore settings for Bedrock: one attempt per call, as ours are the only retries
+    (`max_attempts` counts retries after the first call, so it would be 2 calls; the total
+    is `total_max_attempts`, which wins over AWS_MAX_ATTEMPTS and ~/.aws/config), and
+    `timeout_s` for each read."""
+    from botocore.config import Config
+
+    return Config(
+        retries={"total_max_attempts": 1, "mode": "standard"},
+        read_timeout=timeout_s,
+        connect_timeout=min(timeout_s, _CONNECT_TIMEOUT_S),
+    )
+
+
 def build_chat_model(spec: ModelSpec, models: ModelsSettings) -> BaseChatModel:
     """The LangChain chat model for `spec`; the SDK's own retries are off (ours handle them)."""
     common: dict[str, Any] = {}
@@ -191,6 +208,10 @@ def build_chat_model(spec: ModelSpec, models: ModelsSettings) -> BaseChatModel:
         from langchain_aws import ChatBedrockConverse
 
         return ChatBedrockConverse(
-            model=spec.model, region_name=spec.provider_settings.region, **common
+            model=spec.model,
+            region_name=spec.provider_settings.region,
+            base_url=spec.provider_settings.base_url,
+            config=bedrock_client_config(models.timeout_s),
+            **common,
         )
     raise ProviderConfigError(f"[models] {spec.role}: unsupported provider kind {spec.kind!r}")

@@ -1,7 +1,8 @@
 """A scripted fake chat model shipped in the package: replays replies, records what it was sent.
 
 Replies come from a script (AIMessages, strings, or functions of the messages), so tests can
-make it emit tool calls. It can simulate latency and throttling, and it counts tokens roughly
+make it emit tool calls. It can simulate latency, throttling and transient faults (a timeout,
+a dropped connection, a server error), and it counts tokens roughly
 (whitespace words) so accounting works without a tokenizer. Every call is counted in
 `fake_stats.FAKE_CALLS` (calls in flight, the peak, the total).
 """
@@ -13,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -23,7 +24,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from lme_bench.providers.errors import ProviderThrottled
+from lme_bench.providers.errors import ProviderThrottled, ProviderUnavailable
 from lme_bench.providers.fake_stats import FAKE_CALLS
 
 Reply = AIMessage | str | Callable[[list[BaseMessage]], AIMessage | str]
@@ -55,6 +56,10 @@ class ScriptedChatModel(BaseChatModel):
     latency_s: float = 0.0
     throttle_every: int = Field(default=0, description="every Nth call raises ProviderThrottled")
     throttle_retry_after_s: float | None = 0.0
+    fault_every: int = Field(
+        default=0, description="every Nth call (not throttled) raises ProviderUnavailable"
+    )
+    fault_cause: Literal["timeout", "connection", "server"] = "server"
     _calls: list[RecordedCall] = PrivateAttr(default_factory=list)
     _attempts: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -70,7 +75,7 @@ class ScriptedChatModel(BaseChatModel):
 
     @property
     def attempts(self) -> int:
-        """Calls made, throttled ones included."""
+        """Calls made, throttled and faulted ones included."""
         return self._attempts
 
     def bind_tools(
@@ -84,6 +89,8 @@ class ScriptedChatModel(BaseChatModel):
             self._attempts += 1
             if self.throttle_every and self._attempts % self.throttle_every == 0:
                 raise ProviderThrottled("fake model: throttled", self.throttle_retry_after_s)
+            if self.fault_every and self._attempts % self.fault_every == 0:
+                raise ProviderUnavailable(f"fake model: {self.fault_cause}", self.fault_cause)
             index = min(len(self._calls), len(self.script) - 1)
             tools = [t["function"]["name"] for t in kwargs.get("tools") or []]
             self._calls.append(RecordedCall(list(messages), tools, dict(kwargs)))

@@ -1,31 +1,37 @@
 """Retry a model call on throttling and transient faults, with exponential backoff and jitter.
 
-Only throttling (429, ThrottlingException) and transient faults (5xx, timeouts, dropped
-connections) are retried; anything else (bad request, auth, a bug) fails at once. A
-`Retry-After` the provider sends is honoured. Retries happen inside the task, so one 429 never
-restarts a whole question.
+Only throttling (429, ThrottlingException) and transient faults (5xx, timeouts, failed or
+dropped connections) are retried (`lme_bench.providers.faults.classify`); anything else (bad
+request, auth, a bug) fails at once. A `Retry-After` the provider sends is honoured. Retries
+happen inside the task, so one 429 never restarts a whole question. Every retry is counted
+by its cause.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TypeVar
 
-from lme_bench.providers.errors import ProviderThrottled, ProviderUnavailable
+from lme_bench.providers.faults import CAUSES, Cause, classify
+
+__all__ = [
+    "RETRY_COLUMNS",
+    "RetryCount",
+    "RetryPolicy",
+    "call_with_retry",
+    "classify",
+    "retries_text",
+    "retry_totals",
+    "set_retry_columns",
+]
 
 T = TypeVar("T")
-Fault = Literal["throttled", "transient"]
 
-_BEDROCK_THROTTLING = {"ThrottlingException", "TooManyRequestsException"}
-_BEDROCK_TRANSIENT = {
-    "ServiceUnavailableException",
-    "InternalServerException",
-    "ModelNotReadyException",
-    "ModelTimeoutException",
-}
+# Row columns of every table that accounts model calls: the total, then one per cause.
+RETRY_COLUMNS = ("retries", *(f"retries_{cause}" for cause in CAUSES))
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +44,11 @@ class RetryPolicy:
     jitter: float = 0.25  # ± fraction of each delay
 
     def delay(
-        self, fault: Fault, retry: int, retry_after_s: float | None, rng: random.Random
+        self, cause: Cause, retry: int, retry_after_s: float | None, rng: random.Random
     ) -> float:
         base, cap = (
             (self.throttle_base_s, self.throttle_cap_s)
-            if fault == "throttled"
+            if cause == "throttled"
             else (self.base_s, self.cap_s)
         )
         wait = min(cap, base * 2**retry) * (1 + rng.uniform(-self.jitter, self.jitter))
@@ -51,51 +57,47 @@ class RetryPolicy:
         return max(0.0, float(wait))
 
 
-def _retry_after(headers: Any) -> float | None:
-    try:
-        value = headers.get("retry-after") if headers is not None else None
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
-
-
-def classify(error: BaseException) -> tuple[Fault | None, float | None]:
-    """(fault kind or None when not retryable, retry-after seconds if the provider said)."""
-    if isinstance(error, ProviderThrottled):
-        return "throttled", error.retry_after_s
-    if isinstance(error, ProviderUnavailable | TimeoutError | ConnectionError):
-        return "transient", None
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - openai is a dependency
-        openai = None  # type: ignore[assignment]
-    if openai is not None:
-        if isinstance(error, openai.RateLimitError):
-            return "throttled", _retry_after(error.response.headers)
-        if isinstance(error, openai.APITimeoutError | openai.APIConnectionError):
-            return "transient", None
-        if isinstance(error, openai.APIStatusError) and error.status_code >= 500:
-            return "transient", _retry_after(error.response.headers)
-    try:
-        from botocore.exceptions import ClientError, ReadTimeoutError
-        from botocore.exceptions import ConnectionError as BotoConnectionError
-    except ImportError:  # pragma: no cover - botocore comes with langchain-aws
-        return None, None
-    if isinstance(error, ClientError):
-        code = error.response.get("Error", {}).get("Code", "")
-        if code in _BEDROCK_THROTTLING:
-            return "throttled", None
-        if code in _BEDROCK_TRANSIENT:
-            return "transient", None
-    if isinstance(error, ReadTimeoutError | BotoConnectionError):
-        return "transient", None
-    return None, None
-
-
 @dataclass
 class RetryCount:
-    retries: int = 0
+    """Retries made, by cause; `retries` is their total."""
+
     throttled: int = 0
+    timeout: int = 0
+    connection: int = 0
+    server: int = 0
+
+    @property
+    def retries(self) -> int:
+        return self.throttled + self.timeout + self.connection + self.server
+
+    def add(self, cause: Cause) -> None:
+        setattr(self, cause, getattr(self, cause) + 1)
+
+    def columns(self) -> dict[str, int]:
+        """The row columns RETRY_COLUMNS names, with these counts."""
+        by_cause = [getattr(self, cause) for cause in CAUSES]
+        return dict(zip(RETRY_COLUMNS, [self.retries, *by_cause], strict=True))
+
+
+def set_retry_columns(row: object, count: RetryCount) -> None:
+    """Copy `count` into the RETRY_COLUMNS of a row (record, hypothesis or score)."""
+    for column, value in count.columns().items():
+        setattr(row, column, value)
+
+
+def retry_totals(rows: Iterable[object]) -> dict[str, int]:
+    """RETRY_COLUMNS summed over rows that carry them (records, hypotheses, scores)."""
+    totals = dict.fromkeys(RETRY_COLUMNS, 0)
+    for row in rows:
+        for column in RETRY_COLUMNS:
+            totals[column] += int(getattr(row, column))
+    return totals
+
+
+def retries_text(totals: Mapping[str, int]) -> str:
+    """RETRY_COLUMNS totals in words: 12 retries (throttled 10, timeout 1, connection 1, …)."""
+    causes = ", ".join(f"{cause} {totals[f'retries_{cause}']}" for cause in CAUSES)
+    return f"{totals['retries']} retries ({causes})"
 
 
 async def call_with_retry(
@@ -113,10 +115,9 @@ async def call_with_retry(
         try:
             return await call()
         except Exception as error:
-            fault, retry_after = classify(error)
-            if fault is None or attempt + 1 >= policy.attempts:
+            cause, retry_after = classify(error)
+            if cause is None or attempt + 1 >= policy.attempts:
                 raise
-            count.retries += 1
-            count.throttled += fault == "throttled"
-            await sleep(policy.delay(fault, attempt, retry_after, rng))
+            count.add(cause)
+            await sleep(policy.delay(cause, attempt, retry_after, rng))
     raise AssertionError("unreachable")  # pragma: no cover

@@ -13,6 +13,7 @@ from lme_bench.memory.factory import open_backend
 from lme_bench.metrics.retrieval import is_evidence
 from lme_bench.providers.calls import CallAccount, CountedModel
 from lme_bench.providers.factory import model_for, parse_model
+from lme_bench.providers.retry import set_retry_columns
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.qa.strategies import Answerer
 from lme_bench.results.qa_tables import HypothesisRow
@@ -48,14 +49,15 @@ async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) 
             row.evidence_in_context = any(is_evidence(t) for t in turn_ids)
     finally:
         await backend.close()
-    row.llm_calls, row.retries = account.calls, account.retries.retries
+    row.llm_calls = account.calls
+    set_retry_columns(row, account.retries)
     row.input_tokens, row.output_tokens = account.input_tokens, account.output_tokens
     row.seconds = time.perf_counter() - started
     return row
 
 
 def _model_fault(error: BaseException) -> bool:
-    from lme_bench.providers.retry import classify
+    from lme_bench.providers.faults import classify
 
     return classify(error)[0] is not None or type(error).__module__.startswith(
         ("openai", "botocore", "langchain")

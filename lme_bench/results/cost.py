@@ -26,7 +26,7 @@ class Usage:
     output_tokens: int
 
 
-def _priced(usages: Iterable[Usage], prices: dict[str, PriceSettings]) -> tuple[float, set[str]]:
+def priced(usages: Iterable[Usage], prices: dict[str, PriceSettings]) -> tuple[float, set[str]]:
     total, unpriced = 0.0, set()
     for usage in usages:
         if not usage.input_tokens and not usage.output_tokens:
@@ -63,7 +63,7 @@ def run_cost(
     costs: dict[str, float | None] = {}
     unpriced: set[str] = set()
     for name, usages in parts.items():
-        value, missing = _priced(usages, prices)
+        value, missing = priced(usages, prices)
         costs[name] = None if missing else value
         unpriced |= missing
     total = None if unpriced else sum(v or 0.0 for v in costs.values())

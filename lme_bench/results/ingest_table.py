@@ -9,8 +9,9 @@ from typing import Any
 import pyarrow as pa
 
 from lme_bench.ingest.records import SessionRecord
+from lme_bench.providers.retry import retries_text, retry_totals
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: retries by cause
 _COUNTS = pa.map_(pa.string(), pa.int64())
 
 INGEST_SCHEMA = pa.schema(
@@ -28,6 +29,10 @@ INGEST_SCHEMA = pa.schema(
         pa.field("output_tokens", pa.int64(), nullable=False),
         pa.field("seconds", pa.float64(), nullable=False),
         pa.field("retries", pa.int32(), nullable=False),
+        pa.field("retries_throttled", pa.int32(), nullable=False),
+        pa.field("retries_timeout", pa.int32(), nullable=False),
+        pa.field("retries_connection", pa.int32(), nullable=False),
+        pa.field("retries_server", pa.int32(), nullable=False),
         pa.field("entries_written", pa.int32(), nullable=False),
         pa.field("context_chars", pa.int32(), nullable=False),
         pa.field("dropped_tool_calls", pa.int32(), nullable=False),
@@ -70,7 +75,7 @@ def ingest_totals(records: Sequence[SessionRecord]) -> dict[str, Any]:
         "memory_calls": dict(sorted(memory_calls.items())),
         "input_tokens": sum(r.input_tokens for r in records),
         "output_tokens": sum(r.output_tokens for r in records),
-        "retries": sum(r.retries for r in records),
+        **retry_totals(records),
         "entries_written": sum(r.entries_written for r in records),
         "sessions_not_ok": sum(r.status != "ok" for r in records),
         "resumed_sessions": sum(r.resumed for r in records),
@@ -87,7 +92,7 @@ def totals_markdown(totals: dict[str, Any]) -> str:
             f"{totals['questions']} questions, {totals['sessions']} sessions, {totals['turns']} "
             f"turns; {totals['llm_calls']} LLM calls ({totals['llm_calls_per_turn']} per turn), "
             f"{totals['input_tokens']} input / {totals['output_tokens']} output tokens, "
-            f"{totals['retries']} retries; memory calls: {calls}; "
+            f"{retries_text(totals)}; memory calls: {calls}; "
             f"{totals['sessions_not_ok']} sessions not ok, {totals['resumed_sessions']} resumed.",
             "",
         ]

@@ -19,6 +19,7 @@ from lme_bench.dataset.models import QUESTION_TYPES
 from lme_bench.judge.prompts import PromptSet
 from lme_bench.judge.runner import attribute
 from lme_bench.metrics.qa import Accuracy, Judged, QaScores, score_qa
+from lme_bench.providers.retry import retries_text, retry_totals
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
@@ -75,6 +76,7 @@ def _judge_summary(
         "not_judged_ids": missing,
         "repeat_agreement": _repeat_agreement(rows) if {s.repeat for s in rows} != {0} else None,
         "attribution": dict(Counter(s.attribution for s in rows if s.repeat == 0)),
+        **retry_totals(rows),
     }
     if llm:
         readable = [Judged(q, types[q], v.label) for q, v in verdicts.items() if v.readable]
@@ -114,6 +116,7 @@ def qa_summary(
             "llm_calls": sum(h.llm_calls for h in hypotheses),
             "input_tokens": sum(h.input_tokens for h in hypotheses),
             "output_tokens": sum(h.output_tokens for h in hypotheses),
+            **retry_totals(hypotheses),
         },
     }
 
@@ -241,7 +244,7 @@ def _judge_table(name: str, judge: dict[str, Any]) -> list[str]:
             "",
         ]
     causes = ", ".join(f"{k} {v}" for k, v in sorted(judge["attribution"].items()))
-    lines += [f"Attribution: {causes}.", ""]
+    lines += [f"Attribution: {causes}; {retries_text(judge)}.", ""]
     if judge["kind"] == "llm":
         readable = judge["readable_only"]
         lines += [
@@ -262,7 +265,8 @@ def qa_markdown(summary: dict[str, Any]) -> str:
         "## Question answering",
         "",
         f"{answers['answered']} of {answers['questions']} questions answered "
-        f"({answers['failed']} failed); {answers['llm_calls']} QA model calls.",
+        f"({answers['failed']} failed); {answers['llm_calls']} QA model calls, "
+        f"{retries_text(answers)}.",
         "",
         "Figures by the official rule (evaluate_qa.py / print_qa_metrics.py): a judge reply "
         'without "yes" is a wrong answer; each question is judged once (repeat 0).',

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"  # 2: judges' readable verdicts; 3: retries by cause
 
 
 @dataclass
@@ -30,6 +30,10 @@ class HypothesisRow:
     input_tokens: int = 0
     output_tokens: int = 0
     retries: int = 0
+    retries_throttled: int = 0
+    retries_timeout: int = 0
+    retries_connection: int = 0
+    retries_server: int = 0
     seconds: float = 0.0
     status: str = "ok"  # ok | error
     error: str | None = None
@@ -55,6 +59,10 @@ class ScoreRow:
     input_tokens: int = 0
     output_tokens: int = 0
     retries: int = 0
+    retries_throttled: int = 0
+    retries_timeout: int = 0
+    retries_connection: int = 0
+    retries_server: int = 0
     seconds: float = 0.0
     error: str | None = None
 
@@ -92,6 +100,10 @@ HYPOTHESES_SCHEMA = _schema(
         pa.field("evidence_in_context", pa.bool_()),
         *_USAGE,
         pa.field("retries", pa.int32(), nullable=False),
+        pa.field("retries_throttled", pa.int32(), nullable=False),
+        pa.field("retries_timeout", pa.int32(), nullable=False),
+        pa.field("retries_connection", pa.int32(), nullable=False),
+        pa.field("retries_server", pa.int32(), nullable=False),
         pa.field("seconds", pa.float64(), nullable=False),
         pa.field("status", pa.string(), nullable=False),
         pa.field("error", pa.string()),
@@ -115,6 +127,10 @@ SCORES_SCHEMA = _schema(
         pa.field("attribution", pa.string(), nullable=False),
         *_USAGE,
         pa.field("retries", pa.int32(), nullable=False),
+        pa.field("retries_throttled", pa.int32(), nullable=False),
+        pa.field("retries_timeout", pa.int32(), nullable=False),
+        pa.field("retries_connection", pa.int32(), nullable=False),
+        pa.field("retries_server", pa.int32(), nullable=False),
         pa.field("seconds", pa.float64(), nullable=False),
         pa.field("error", pa.string()),
     ],

@@ -17,6 +17,7 @@ RESULT_FILES = (
     "summary.md",
     "summary.json",
     "manifest.json",
+    "config.json",
     "retrieval.parquet",
     "ingest.parquet",
     "hypotheses.parquet",

@@ -155,6 +155,22 @@ def test_throttling_is_retried_inside_the_session(tmp_path: Path) -> None:
     assert sum(r.retries for r in records) > 0 and all(r.status == "ok" for r in records)
 
 
+def test_retries_are_recorded_by_cause(tmp_path: Path) -> None:
+    model = ScriptedChatModel(
+        script=[note_taker], throttle_every=3, fault_every=4, fault_cause="connection"
+    )
+    records = Setup(tmp_path, model).run(_question())
+    attempts = range(1, model.attempts + 1)
+    throttled = sum(k % 3 == 0 for k in attempts)
+    dropped = sum(k % 4 == 0 and k % 3 != 0 for k in attempts)
+    assert throttled and dropped and all(r.status == "ok" for r in records)
+    assert sum(r.llm_calls for r in records) == model.attempts - throttled - dropped
+    assert sum(r.retries_throttled for r in records) == throttled
+    assert sum(r.retries_connection for r in records) == dropped
+    assert sum(r.retries_timeout + r.retries_server for r in records) == 0
+    assert all(r.retries == r.retries_throttled + r.retries_connection for r in records)
+
+
 def test_resume_continues_at_the_unfinished_session_without_duplicates(tmp_path: Path) -> None:
     class Boom(RuntimeError):
         pass

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.providers.json_http import JsonHandler
+
 
 class FakeOpenAI:
     def __init__(self, replies: list[Any]) -> None:
@@ -47,20 +49,7 @@ def _message(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _json(self, status: int, payload: dict[str, Any], extra: dict[str, str]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in extra.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             reply = fake.next_reply(body, {k.lower(): v for k, v in self.headers.items()})

@@ -7,11 +7,12 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from botocore import exceptions as boto
 from botocore.exceptions import ClientError
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 
-from lme_bench.providers.errors import ProviderThrottled
+from lme_bench.providers.errors import ProviderThrottled, ProviderUnavailable
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.providers.retry import RetryCount, RetryPolicy, call_with_retry, classify
 
@@ -62,21 +63,40 @@ def _openai_error(status: int, retry_after: str | None = None) -> openai.APIStat
     return cls("error", response=response, body=None)
 
 
-def _boto_error(code: str) -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": "m"}}, "Converse")
+_REQUEST = httpx.Request("POST", "http://x/v1/chat/completions")
+
+
+def _boto_error(code: str, status: int = 400) -> ClientError:
+    response: Any = {
+        "Error": {"Code": code, "Message": "m"},
+        "ResponseMetadata": {"HTTPStatusCode": status},
+    }
+    return ClientError(response, "Converse")
 
 
 @pytest.mark.parametrize(
     ("error", "expected"),
     [
         (_openai_error(429, "7"), ("throttled", 7.0)),
-        (_openai_error(500), ("transient", None)),
+        (_openai_error(500, "2"), ("server", 2.0)),
         (_openai_error(400), (None, None)),
-        (openai.APITimeoutError(request=httpx.Request("POST", "http://x")), ("transient", None)),
+        (openai.APITimeoutError(request=_REQUEST), ("timeout", None)),
+        (openai.APIConnectionError(request=_REQUEST), ("connection", None)),
         (_boto_error("ThrottlingException"), ("throttled", None)),
-        (_boto_error("ServiceUnavailableException"), ("transient", None)),
-        (_boto_error("ValidationException"), (None, None)),
-        (TimeoutError(), ("transient", None)),
+        (_boto_error("ServiceUnavailableException"), ("server", None)),
+        (_boto_error("ModelTimeoutException"), ("timeout", None)),
+        (_boto_error("SomethingNew", status=503), ("server", None)),
+        (_boto_error("SomethingNew", status=429), ("throttled", None)),
+        (_boto_error("ValidationException", status=400), (None, None)),
+        (boto.ReadTimeoutError(endpoint_url="http://x"), ("timeout", None)),
+        (boto.ConnectTimeoutError(endpoint_url="http://x"), ("timeout", None)),
+        (boto.EndpointConnectionError(endpoint_url="http://x"), ("connection", None)),
+        (boto.ConnectionClosedError(endpoint_url="http://x"), ("connection", None)),
+        (ProviderThrottled("slow down", 4.0), ("throttled", 4.0)),
+        (ProviderUnavailable("503"), ("server", None)),
+        (ProviderUnavailable("slow", "timeout"), ("timeout", None)),
+        (TimeoutError(), ("timeout", None)),
+        (ConnectionResetError(), ("connection", None)),
         (ValueError("bad prompt"), (None, None)),
     ],
 )
@@ -87,7 +107,7 @@ def test_classify(error: BaseException, expected: tuple[Any, Any]) -> None:
 def test_backoff_grows_exponentially_with_jitter_and_caps() -> None:
     policy = RetryPolicy(base_s=1, cap_s=8, throttle_base_s=5, throttle_cap_s=600, jitter=0.25)
     rng = random.Random(1)
-    transient = [policy.delay("transient", r, None, rng) for r in range(6)]
+    transient = [policy.delay("server", r, None, rng) for r in range(6)]
     for retry, wait in enumerate(transient):
         nominal = min(8, 2**retry)
         assert 0.75 * nominal <= wait <= 1.25 * nominal
@@ -117,3 +137,44 @@ def test_non_retryable_error_fails_at_once_and_attempts_are_bounded() -> None:
             )
         )
     assert model.attempts == 3 and count.retries == 2 and len(waits) == 2
+
+
+def test_retries_are_counted_by_cause_and_sum_to_the_total() -> None:
+    async def no_wait(seconds: float) -> None:
+        pass
+
+    faults: list[Exception] = [
+        ProviderThrottled("429"),
+        TimeoutError(),
+        ProviderThrottled("429"),
+        ConnectionResetError(),
+        ProviderUnavailable("503"),
+    ]
+
+    async def flaky() -> str:
+        if faults:
+            raise faults.pop(0)
+        return "ok"
+
+    count = RetryCount()
+    assert asyncio.run(call_with_retry(flaky, RetryPolicy(), count=count, sleep=no_wait)) == "ok"
+    assert count.columns() == {
+        "retries": 5,
+        "retries_throttled": 2,
+        "retries_timeout": 1,
+        "retries_connection": 1,
+        "retries_server": 1,
+    }
+
+
+def test_scripted_model_faults_with_the_cause_it_is_given() -> None:
+    model = ScriptedChatModel(throttle_every=2, fault_every=3, fault_cause="timeout")
+    outcomes = []
+    for _ in range(6):
+        try:
+            model.invoke("x")
+            outcomes.append("ok")
+        except Exception as exc:
+            outcomes.append(classify(exc)[0])
+    # the 6th call is due both ways: a throttle comes first
+    assert outcomes == ["ok", "throttled", "timeout", "throttled", "ok", "throttled"]

@@ -1,0 +1,137 @@
+"""The settings a run was made with, kept in its folder, so that reruns replay them and a run id
+is never continued with other settings (its tables would mix two configurations).
+
+`config.json` holds the run's request and its effective settings: the config file with the
+`LME_*` environment and the overrides applied (secrets are never settings: keys stay in the
+environment). It is written when a run starts, so a run that was killed can be rerun too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from lme_bench.config import Settings
+from lme_bench.results.atomic import write_text_atomically
+from lme_bench.results.run_folder import RerunError
+
+CONFIG_FILE = "config.json"
+
+# Settings that may differ between invocations of one run id, as they change no result:
+# which stages run, how much at once, where caches live, how long to wait and how often to
+# retry, and the prices that turn tokens into costs.
+FREE_KEYS = (
+    "run.stages",
+    "run.task_tags",
+    "run.link_base",
+    "run.results_dir",
+    "limits",
+    "cache.storage",
+    "dataset.cache_dir",
+    "models.timeout_s",
+    "models.retry_attempts",
+    "memory.mcp.timeout_s",
+    "prices",
+)
+# A stage set of judging alone (no ingest, retrieval or answer) may ask for a new judge.
+JUDGE_KEYS = ("judge", "models.judge")
+UPSTREAM_STAGES = ("ingest", "retrieval", "answer")
+
+
+class SettingsChanged(RerunError):
+    """A run id was asked for with settings other than those it was made with."""
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested settings as dotted keys and leaf values (lists are leaves; empty tables vanish)."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat |= flatten(value, dotted + ".")
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _under(key: str, prefixes: tuple[str, ...] | set[str]) -> bool:
+    return any(key == p or key.startswith(p + ".") for p in prefixes)
+
+
+def _provider(model: Any) -> str | None:
+    return model.partition(":")[0] if isinstance(model, str) and ":" in model else None
+
+
+def asks_for_new_judge(settings: Settings, failed_only: bool) -> bool:
+    """Judging alone, of every question asked for: a new judge replaces the old one."""
+    stages = set(settings.stages)
+    return "judge" in stages and not stages & set(UPSTREAM_STAGES) and not failed_only
+
+
+def _judge_keys(recorded: dict[str, Any], now: dict[str, Any]) -> set[str]:
+    """Keys a new judge may change: the judge's, and its own providers' (not the agent's or
+    the reader's, whose work is kept)."""
+    kept = {_provider(recorded.get(f"models.{role}")) for role in ("agent", "qa")}
+    judges = {_provider(now.get(k)) for k in ("models.judge", "judge.second_model")}
+    return set(JUDGE_KEYS) | {f"providers.{p}" for p in judges - kept if p}
+
+
+def differing_keys(recorded: dict[str, Any], settings: Settings, new_judge: bool) -> list[str]:
+    """Dotted keys whose value differs from the recorded settings (free keys left out)."""
+    before, now = flatten(recorded), flatten(settings.redacted())
+    allowed: set[str] = set(FREE_KEYS) | (_judge_keys(before, now) if new_judge else set())
+    missing = object()
+    return sorted(
+        key
+        for key in before.keys() | now.keys()
+        if not _under(key, allowed) and before.get(key, missing) != now.get(key, missing)
+    )
+
+
+def recorded_run(run_dir: Path) -> dict[str, Any] | None:
+    """{"request": …, "settings": …} as the run recorded them, None for a new run. A run
+    from before config.json existed has its settings in manifest.json."""
+    for name, settings_key in ((CONFIG_FILE, "settings"), ("manifest.json", "config")):
+        path = run_dir / name
+        if path.is_file():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise RerunError(f"{path}: not valid JSON ({exc})") from None
+            if isinstance(data, dict) and isinstance(data.get(settings_key), dict):
+                return {"request": data.get("request") or {}, "settings": data[settings_key]}
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = "(unset)" if value is None else json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_settings(run_dir: Path, settings: Settings, failed_only: bool = False) -> None:
+    """Raise SettingsChanged naming every differing key when `run_dir` holds a run made
+    with other settings."""
+    recorded = recorded_run(run_dir)
+    if recorded is None:
+        return
+    new_judge = asks_for_new_judge(settings, failed_only)
+    keys = differing_keys(recorded["settings"], settings, new_judge)
+    if not keys:
+        return
+    before, now = flatten(recorded["settings"]), flatten(settings.redacted())
+    changes = "; ".join(f"{k}: {_shown(before.get(k))} -> {_shown(now.get(k))}" for k in keys)
+    raise SettingsChanged(
+        f"{run_dir}: run {run_dir.name} was made with other settings ({changes}); "
+        f"`lme-bench rerun {run_dir.name}` reruns it as it was, a new run id runs the new "
+        "settings (a new judge alone: run only the judge and report stages)"
+    )
+
+
+def record_settings(run_dir: Path, settings: Settings, request: dict[str, Any]) -> None:
+    """Write the run's request and effective settings to its folder, atomically (unless it
+    holds them already: a run of a finished run id then writes nothing before its tables)."""
+    path = run_dir / CONFIG_FILE
+    text = json.dumps({"request": request, "settings": settings.redacted()}, indent=2) + "\n"
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        write_text_atomically(path, text)

@@ -1,0 +1,189 @@
+"""Cache keys see what a stage's result depends on: its own source (not other stages'), the
+ingestion that filled the memory, and the settings of the providers its models come from."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lme_bench import cache_keys, code_digest
+from lme_bench.config import Settings, load_settings
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.ingest.question import IngestOutcome, MemoryLocation
+from lme_bench.results.qa_tables import HypothesisRow
+
+STAGES = ("ingest", "retrieval", "answer", "judge")
+REF = QuestionRef(0, "q1", "single-session-user", False, "ab" * 32, 2, 4, "shard-0")
+LOCATION = MemoryLocation("q1", "vault", "memory-1", 0)
+OUTCOME = IngestOutcome("q1", "vault", "memory-1", 4, 0.1, ingestion_id="first")
+
+
+def _settings(tmp_path: Path, **overrides: object) -> Settings:
+    every = {"run.results_dir": tmp_path} | overrides
+    return load_settings(Path("configs/full-fake.toml"), **every)
+
+
+def _hypothesis() -> HypothesisRow:
+    return HypothesisRow(
+        question_id="q1",
+        question_type="single-session-user",
+        is_abstention=False,
+        hypothesis="a golden retriever",
+        strategy="single",
+        qa_model="fake:quote-memory",
+        prompt_version="v1",
+        top_ke=10,
+        top_kc=3,
+    )
+
+
+def _key(stage: str, settings: Settings) -> str | None:
+    upstream = {"ingest": LOCATION, "judge": _hypothesis()}.get(stage, OUTCOME)
+    return cache_keys.stage_key(stage, REF, settings, "run-1", upstream)
+
+
+@pytest.fixture
+def edited_tree(tmp_path: Path) -> Path:
+    """A copy of the package whose retrieval metrics have one function edited."""
+    tree = tmp_path / "lme_bench"
+    shutil.copytree(code_digest.SOURCE_ROOT, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    metrics = tree / "metrics" / "retrieval.py"
+    source = metrics.read_text()
+    edited = re.sub(r"(\ndef \w+\(.*?\).*?:\n)", r"\1    _ = 'a fix'\n", source, count=1)
+    assert edited != source
+    metrics.write_text(edited)
+    return tree
+
+
+def test_editing_a_retrieval_metric_changes_the_retrieval_code_but_not_the_ingestion(
+    edited_tree: Path,
+) -> None:
+    before = {stage: code_digest.stage_code_digest(stage) for stage in STAGES}
+    after = {stage: code_digest.stage_code_digest(stage, edited_tree) for stage in STAGES}
+    assert after["retrieval"] != before["retrieval"]
+    assert after["answer"] != before["answer"]  # the reader ranks with the same module
+    assert after["ingest"] == before["ingest"]
+    assert after["judge"] == before["judge"]
+
+
+def test_editing_a_retrieval_metric_changes_the_retrieval_key_not_the_ingest_key(
+    edited_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = _settings(tmp_path)
+    before = {stage: _key(stage, settings) for stage in STAGES}
+    monkeypatch.setattr(code_digest, "SOURCE_ROOT", edited_tree)
+    after = {stage: _key(stage, settings) for stage in STAGES}
+    assert after["retrieval"] != before["retrieval"]
+    assert after["ingest"] == before["ingest"]
+    assert after["judge"] == before["judge"]
+
+
+def test_editing_a_judge_prompt_leaves_the_ingestion_alone(tmp_path: Path) -> None:
+    tree = tmp_path / "lme_bench"
+    shutil.copytree(code_digest.SOURCE_ROOT, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    prompt = next((tree / "judge" / "prompts").rglob("default.txt"))
+    prompt.write_text(prompt.read_text() + "\nAnswer yes or no.\n")
+    assert code_digest.stage_code_digest("judge", tree) != code_digest.stage_code_digest("judge")
+    assert code_digest.stage_code_digest("ingest", tree) == code_digest.stage_code_digest("ingest")
+
+
+def test_a_stage_closure_follows_lazy_imports_and_skips_type_checking_ones() -> None:
+    source = (
+        "from __future__ import annotations\n"
+        "from typing import TYPE_CHECKING\n"
+        "from . import sibling\n"
+        "from ..metrics.retrieval import score_ranking\n"
+        "if TYPE_CHECKING:\n"
+        "    from lme_bench.config import Settings\n"
+        "    import lme_bench.report\n"
+        "def run() -> None:\n"
+        "    from lme_bench.judge import (\n"
+        "        fallback,  # the labelled scorer\n"
+        "        verdict as v,\n"
+        "    )\n"
+    )
+    names = code_digest.imported_names(source, "lme_bench.qa.stage", is_package=False)
+    assert {
+        "lme_bench.qa.sibling",
+        "lme_bench.metrics.retrieval",
+        "lme_bench.judge.fallback",
+        "lme_bench.judge.verdict",
+        "lme_bench.judge",
+        "lme_bench",
+    } <= names
+    assert "lme_bench.config" not in names and "lme_bench.report" not in names
+
+
+def test_the_closures_hold_the_stage_modules_they_should() -> None:
+    ingest = code_digest.module_closure(code_digest.STAGE_ENTRIES["ingest"])
+    retrieval = code_digest.module_closure(code_digest.STAGE_ENTRIES["retrieval"])
+    judge = code_digest.module_closure(code_digest.STAGE_ENTRIES["judge"])
+    assert {"lme_bench.ingest.agent", "lme_bench.memory.store"} <= ingest.keys()
+    assert "lme_bench.metrics.retrieval" not in ingest
+    assert not any(name.startswith("lme_bench.qa") for name in ingest)
+    assert {"lme_bench.metrics.retrieval", "lme_bench.memory.store"} <= retrieval.keys()
+    assert {"lme_bench.judge.runner", "lme_bench.judge.prompts"} <= judge.keys()
+    assert "lme_bench.cache_keys" not in ingest | retrieval | judge
+
+
+def test_a_stage_is_hashed_once_per_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = tmp_path / "lme_bench"  # a fresh copy: nothing of it was read before
+    shutil.copytree(code_digest.SOURCE_ROOT, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    first = code_digest.stage_code_digest("retrieval", tree)
+
+    def no_reading(path: Path, *args: object) -> None:
+        raise AssertionError(f"{path} read again")
+
+    monkeypatch.setattr(Path, "read_bytes", no_reading)
+    monkeypatch.setattr(Path, "read_text", no_reading)
+    assert code_digest.stage_code_digest("retrieval", tree) == first
+
+
+def test_a_memory_ingested_again_changes_every_later_key(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    again = IngestOutcome("q1", "vault", "memory-1", 4, 0.1, ingestion_id="second")
+    for stage in ("retrieval", "answer"):
+        first = cache_keys.stage_key(stage, REF, settings, "run-1", OUTCOME)
+        assert cache_keys.stage_key(stage, REF, settings, "run-1", again) != first
+    judged = cache_keys.stage_key("judge", REF, settings, "run-1", _hypothesis(), "first")
+    rejudged = cache_keys.stage_key("judge", REF, settings, "run-1", _hypothesis(), "second")
+    assert judged != rejudged  # the same answer, from a memory filled again
+    timing = IngestOutcome("q1", "vault", "memory-1", 4, 9.9, ingestion_id="first")
+    assert _key("retrieval", settings) == cache_keys.stage_key(
+        "retrieval", REF, settings, "run-1", timing
+    )
+
+
+@pytest.mark.parametrize(
+    ("role", "stages"),
+    [("qa", {"answer"}), ("judge", {"judge"}), ("agent", {"ingest"})],
+)
+def test_provider_endpoint_and_kind_are_in_the_keys_of_the_stages_using_it(
+    tmp_path: Path, role: str, stages: set[str]
+) -> None:
+    base = {"ingest.mode": "agentic", f"models.{role}": "local:some-model"}
+
+    def keys(**provider: object) -> dict[str, str | None]:
+        settings = _settings(tmp_path, **base, **{"providers.local": provider})
+        return {stage: _key(stage, settings) for stage in STAGES}
+
+    first = keys(base_url="http://127.0.0.1:8001/v1")
+    moved = keys(base_url="http://127.0.0.1:8002/v1")
+    other_kind = keys(base_url="http://127.0.0.1:8001/v1", kind="openai")
+    for changed in (moved, other_kind):
+        assert {s for s in STAGES if changed[s] != first[s]} == stages
+    assert keys(base_url="http://127.0.0.1:8001/v1", api_key_env="OTHER_KEY") == first
+
+
+def test_a_second_judges_provider_is_in_the_judge_key(tmp_path: Path) -> None:
+    def key(url: str) -> str | None:
+        second = {"judge.second_model": "local:judge-2", "providers.local": {"base_url": url}}
+        settings = _settings(tmp_path, **second)
+        return _key("judge", settings)
+
+    assert key("http://127.0.0.1:8001/v1") != key("http://127.0.0.1:8002/v1")

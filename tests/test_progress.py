@@ -1,0 +1,85 @@
+"""The progress line: counts per stage, failures, calls and spend, time left; redrawn in a
+terminal, plain lines at most every `every_s` elsewhere, and always at the end."""
+
+from __future__ import annotations
+
+import io
+
+from lme_bench.config import PriceSettings
+from lme_bench.ingest.records import SessionRecord
+from lme_bench.progress import RunProgress
+from lme_bench.results.qa_tables import HypothesisRow
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Outcome:
+    def __init__(self, records: list[SessionRecord]) -> None:
+        self.sessions = records
+
+
+def _answer(calls: int, tokens_in: int) -> HypothesisRow:
+    row = HypothesisRow("q", "multi-session", False, "x", "single", "openai:m", "v1", 10, 3)
+    row.llm_calls, row.input_tokens, row.output_tokens = calls, tokens_in, 0
+    return row
+
+
+def test_line_counts_calls_spend_and_time_left() -> None:
+    clock, out = Clock(), io.StringIO()
+    prices = {
+        "openai:m": PriceSettings(input_per_mtok=2.0, output_per_mtok=0.0),
+        "openai:agent": PriceSettings(input_per_mtok=1.0, output_per_mtok=0.0),
+    }
+    progress = RunProgress(
+        4, ["ingest", "answer"], prices, agent_model="openai:agent", out=out, clock=clock
+    )
+    record = SessionRecord("q", "s000", 0, "agentic", 4, llm_calls=5, input_tokens=1_000_000)
+    progress.record("ingest", Outcome([record]))
+    progress.record("answer", _answer(2, 500_000))
+    progress.record("answer", None)  # a failed stage: counted, nothing to add
+    clock.now = 30.0
+    progress.update(questions_done=1, failed=1)
+    assert progress.line() == (
+        "1/4 questions | ingest 1 answer 2 | 1 failed | 7 model calls | spent 2.00 | "
+        "0:30 elapsed, ~1:30 left"
+    )
+    assert out.getvalue() == progress.line() + "\n"  # not a terminal: a plain line
+
+
+def test_plain_lines_at_most_every_interval_and_at_the_end() -> None:
+    clock, out = Clock(), io.StringIO()
+    progress = RunProgress(3, ["ingest"], {}, out=out, every_s=10.0, clock=clock)
+    for second, done in ((0.0, 0), (4.0, 1), (12.0, 2)):
+        clock.now = second
+        progress.record("ingest", None)
+        progress.update(questions_done=done, failed=0)
+    clock.now = 13.0
+    progress.show(final=True)
+    lines = out.getvalue().splitlines()
+    assert [line.split(" | ")[0] for line in lines] == [
+        "0/3 questions",
+        "2/3 questions",
+        "2/3 questions",
+    ]
+    assert "spent" not in lines[0]  # no prices: no spend shown
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_gets_one_line_redrawn_in_place() -> None:
+    out = Terminal()
+    progress = RunProgress(2, ["ingest"], {}, out=out, clock=Clock())
+    progress.update(questions_done=1, failed=0)
+    progress.update(questions_done=2, failed=0)
+    progress.show(final=True)
+    text = out.getvalue()
+    assert text.count("\r\x1b[2K") == 3 and text.endswith("\n") and text.count("\n") == 1
