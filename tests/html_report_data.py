@@ -68,6 +68,11 @@ def write_sample_report(folder: Path) -> tuple[Path, list[QuestionRef]]:
     summary = summarize_retrieval(retrieval)
     summary["qa"] = qa_summary(scores, hypotheses, types)
     summary["incomplete"] = {"failed": 1, "question_ids": ["q-failed"]}
+    summary["ingestion"] = {"questions": 4, "llm_calls": 0}
+    summary["cost"] = {
+        "ingestion": 0.0, "answering": 0.012, "judging": 0.004, "total": 0.016,
+        "per_question": 0.004, "per_correct_answer": 0.016, "unpriced_models": [],
+    }  # fmt: skip
     run_dir = folder / "run"
     page = write_html_report(
         run_dir, "lme-bench run test", summary, refs, retrieval, hypotheses, scores,

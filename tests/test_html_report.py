@@ -123,3 +123,10 @@ def test_retrieved_turns_are_the_top_ones_with_text_or_none() -> None:
 def test_the_page_is_written_atomically(tmp_path: Path) -> None:
     page, _ = write_sample_report(tmp_path)
     assert [p.name for p in page.parent.iterdir()] == ["report.html"]
+
+
+def test_cost_and_ingestion_are_shown(tmp_path: Path) -> None:
+    text = _page(tmp_path)
+    assert "<td>cost: total</td><td>0.01600</td>" in text
+    assert "<td>cost: per correct answer</td><td>0.01600</td>" in text
+    assert "<td>questions</td><td>4</td>" in text

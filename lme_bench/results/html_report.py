@@ -27,7 +27,6 @@ _STYLE = """
 body{font-family:sans-serif;margin:1.5em;max-width:75em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1em}
 td,th{border:1px solid #ccc;padding:2px 8px;text-align:left;vertical-align:top}
-td.num{text-align:right}
 section.q{border:1px solid #ccc;border-left:6px solid #9c9;margin:.8em 0;padding:.2em .8em}
 section.q.is-wrong{border-left-color:#d55}
 section.q.is-failed{border-left-color:#e90}
@@ -151,18 +150,21 @@ def _retrieval_section(summary: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+_COST_PARTS = ("ingestion", "answering", "judging", "total", "per_question", "per_correct_answer")
+
+
 def _cost_section(summary: dict[str, Any]) -> str:
     cost = summary.get("cost")
     ingestion = summary.get("ingestion") or {}
     rows = [[escape(k), escape(str(v))] for k, v in ingestion.items() if not isinstance(v, dict)]
     if cost:
         rows += [
-            [part, "-" if cost[part] is None else f"{cost[part]:.5f}"]
-            for part in ("ingestion", "answering", "judging", "total", "per_question")
-            if part in cost
+            [f"cost: {part.replace('_', ' ')}", "-" if value is None else f"{value:.5f}"]
+            for part in _COST_PARTS
+            if part in cost and ((value := cost[part]) is not None or part != "per_correct_answer")
         ]
-        if cost.get("per_correct_answer") is not None:
-            rows.append(["per correct answer", f"{cost['per_correct_answer']:.5f}"])
+        if cost.get("unpriced_models"):
+            rows.append(["no price for", escape(", ".join(cost["unpriced_models"]))])
     return "<h2>Ingestion and cost</h2>" + _table(["", "value"], rows) if rows else ""
 
 
