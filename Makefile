@@ -23,7 +23,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest -q -rs
 
-# A Prefect server and a process worker on loopback (Ctrl-C stops both); then `make deploy`.
+# A Prefect server, a process worker and a file server of results/ on loopback (Ctrl-C stops all); then `make deploy`.
 serve: $(STAMP)
 	BIN=$(BIN) exec deployments/serve.sh
 

@@ -15,8 +15,12 @@ from prefect.artifacts import (
 )
 
 from lme_bench.report import RunReport
-from lme_bench.results.summary import summary_table
-from lme_bench.results.ui_report import compare_markdown, qa_table, report_markdown
+from lme_bench.results.ui_report import (
+    compare_markdown,
+    qa_table,
+    report_markdown,
+    retrieval_table,
+)
 
 
 class Progress:
@@ -70,11 +74,13 @@ class Progress:
             logging.getLogger(__name__).warning("progress artifact not updated: %s", exc)
 
 
-def publish_report(report: RunReport) -> None:
+def publish_report(report: RunReport, link_base: str | None = None) -> None:
+    """The run's tables and its run-summary report; links to files under `link_base` when set
+    (the URL serving the results folder), file:// otherwise."""
     where = f"run {report.run_id}; files in {report.run_dir}"
     if report.summary["session"]["questions"]:
         create_table_artifact(
-            table=summary_table(report.summary, "session"),
+            table=retrieval_table(report.summary, "session"),
             key="retrieval-summary",
             description=(
                 "Session retrieval by question type; overall: skips _abs (official printer); "
@@ -87,10 +93,12 @@ def publish_report(report: RunReport) -> None:
             key="qa-scores",
             description=f"QA accuracy by question type, {where}",
         )
-    create_markdown_artifact(report_markdown(report), key="run-summary", description=where)
+    create_markdown_artifact(
+        report_markdown(report, link_base), key="run-summary", description=where
+    )
 
 
-def publish_comparison(baseline: str, report: RunReport) -> None:
+def publish_comparison(baseline: str, report: RunReport, link_base: str | None = None) -> None:
     """Compare the run with `baseline` (a run id in the same results folder), as an artifact;
     a comparison that cannot be made is reported there, it does not fail the run."""
     from lme_bench.compare import CompareError, compare_runs
@@ -103,7 +111,7 @@ def publish_comparison(baseline: str, report: RunReport) -> None:
     except CompareError as exc:
         text = f"# No comparison with {baseline}\n\n{exc}\n"
     else:
-        text = compare_markdown(output.markdown, output.paths)
+        text = compare_markdown(output.markdown, output.paths, results_dir, link_base)
     create_markdown_artifact(
         text, key="compare", description=f"run {report.run_id} against {baseline}"
     )

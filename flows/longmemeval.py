@@ -244,9 +244,9 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
         plan, _as_is(settings), _as_is(prepared), _as_is(refs), _as_is(results), started_at
     )
     if "report" in settings.stages:
-        artifacts.publish_report(report)
+        artifacts.publish_report(report, settings.run.link_base)
         if request.compare_to:
-            artifacts.publish_comparison(request.compare_to, report)
+            artifacts.publish_comparison(request.compare_to, report, settings.run.link_base)
     done = len(refs) - len(report.failed)
     get_run_logger().info(
         "%d of %d questions done (%d failed); %s; results: %s",

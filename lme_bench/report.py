@@ -22,6 +22,7 @@ from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.cost import cost_markdown, run_cost
 from lme_bench.results.estimate_report import beside_spent, beside_spent_markdown, spent_by_stage
+from lme_bench.results.html_report import write_html_report
 from lme_bench.results.ingest_table import ingest_table, ingest_totals, totals_markdown
 from lme_bench.results.manifest import build_manifest, write_manifest
 from lme_bench.results.qa_report import (
@@ -32,7 +33,12 @@ from lme_bench.results.qa_report import (
     qa_summary,
 )
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow, hypotheses_table, scores_table
-from lme_bench.results.readback import read_ingest, read_retrieval
+from lme_bench.results.readback import (
+    read_hypotheses,
+    read_ingest,
+    read_retrieval,
+    read_scores,
+)
 from lme_bench.results.summary import summarize_retrieval, summary_markdown
 from lme_bench.results.tables import retrieval_table, write_parquet
 from lme_bench.retrieval import RetrievalRow
@@ -169,6 +175,20 @@ def write_run(
     if "report" in settings.stages:
         write_text_atomically(run_dir / "summary.md", markdown)
         write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+        write_html_report(
+            run_dir,
+            title,
+            summary,
+            refs,
+            retrieval,
+            results.hypotheses
+            if results.hypotheses is not None
+            else read_hypotheses(run_dir / "hypotheses.parquet"),
+            results.scores
+            if results.scores is not None
+            else read_scores(run_dir / "scores.parquet"),
+            results.failed,
+        )
     manifest = build_manifest(
         run_id=run_id,
         request=plan.request,

@@ -23,6 +23,12 @@ class RunSettings(_Section):
         description="default: ingest, retrieval, report, plus answer and judge when [models] qa "
         "is set (judging uses [models] judge, else the no-LLM fallback)",
     )
+    link_base: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^\s]+/$",
+        description="URL at which results_dir is served (e.g. http://127.0.0.1:4201/, what "
+        "`make serve` starts); the UI's links to result files use it, file:// links otherwise",
+    )
     task_tags: bool = Field(
         default=False,
         description="tag task runs by stage and question type; each tagged task run then "

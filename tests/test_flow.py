@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -108,9 +109,15 @@ def _artifacts_of_last_run(key: str) -> Any:
     return max(found, key=lambda a: a.created)
 
 
-def test_ui_artifacts_progress_scores_links_and_comparison(harness: None, tmp_path: Path) -> None:
+def test_ui_artifacts_progress_scores_links_and_comparison(
+    harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     common = {"config": "configs/full-fake.toml", "results_dir": str(tmp_path), "limit": 5}
     longmemeval(RunRequest(run_id="base", **common))
+    base_summary = _artifacts_of_last_run("run-summary").data
+    report_uri = (tmp_path / "base" / "report.html").resolve().as_uri()
+    assert re.findall(r"\]\(([^)]+)\)", base_summary)[0] == report_uri  # report.html first
+    monkeypatch.setenv("LME_RUN__LINK_BASE", "http://127.0.0.1:4201/")
     overrides = {"qa.strategy": "two-pass"}
     longmemeval(RunRequest(run_id="change", compare_to="base", overrides=overrides, **common))
 
@@ -123,9 +130,11 @@ def test_ui_artifacts_progress_scores_links_and_comparison(harness: None, tmp_pa
     assert all(0.0 <= (r["accuracy"] or 0.0) <= 1.0 for r in rows)
     summary = _artifacts_of_last_run("run-summary").data
     assert "## Result files" in summary
-    assert (tmp_path / "change" / "scores.parquet").resolve().as_uri() in summary
+    assert "(http://127.0.0.1:4201/change/scores.parquet)" in summary  # under [run] link_base
+    assert "file://" not in summary
     comparison = _artifacts_of_last_run("compare").data
     assert comparison.startswith("![per-type accuracy") and "data:image/png;base64," in comparison
+    assert "(http://127.0.0.1:4201/change/compare/" in comparison
     assert (tmp_path / "change" / "compare").is_dir()
     manifest = json.loads((tmp_path / "change" / "manifest.json").read_text())
     assert manifest["request"]["overrides"] == overrides

@@ -55,6 +55,7 @@ def test_keys_that_change_no_result_may_differ(tmp_path: Path) -> None:
         "cache.storage": str(tmp_path / "elsewhere"),
         "models.timeout_s": 5.0,
         "run.task_tags": True,
+        "run.link_base": "http://127.0.0.1:4201/",
     }
     check_settings(run_dir, _settings(tmp_path, **free))  # no error
 

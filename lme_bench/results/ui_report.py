@@ -5,14 +5,19 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from lme_bench.report import RunReport
 from lme_bench.results.cost import cost_markdown
+from lme_bench.results.html_report import REPORT_NAME
+from lme_bench.results.summary import summary_table
 
 RESULT_FILES = (
+    REPORT_NAME,
     "summary.md",
     "summary.json",
     "manifest.json",
+    "config.json",
     "retrieval.parquet",
     "ingest.parquet",
     "hypotheses.parquet",
@@ -52,6 +57,23 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
+def retrieval_table(summary: dict[str, Any], granularity: str) -> list[dict[str, Any]]:
+    """The retrieval summary's rows of one granularity, figures rounded to 4 places."""
+    return [
+        {k: _rounded(v) if isinstance(v, float) else v for k, v in row.items()}
+        for row in summary_table(summary, granularity)
+    ]
+
+
+def file_link(path: Path, results_dir: Path, link_base: str | None) -> str:
+    """Where the UI opens a result file: under `link_base` (the URL serving `results_dir`),
+    else a file:// URL, which a browser does not open from an http page."""
+    if link_base is None:
+        return path.resolve().as_uri()
+    relative = path.resolve().relative_to(results_dir.resolve())
+    return link_base + quote(relative.as_posix())
+
+
 def _cost_lines(summary: dict[str, Any]) -> list[str]:
     qa = summary.get("qa") or {}
     answers, cost = qa.get("answers"), summary.get("cost")
@@ -69,12 +91,24 @@ def _cost_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def report_markdown(report: RunReport) -> str:
-    """The run's summary markdown, then cost and links to every file the run wrote."""
+def report_markdown(report: RunReport, link_base: str | None = None) -> str:
+    """A link to report.html, the run's summary markdown, then cost and links to every file
+    the run wrote (under `link_base` when set, see `file_link`)."""
     names = [n for n in RESULT_FILES if (report.run_dir / n).is_file()]
     names += sorted(p.name for p in report.run_dir.glob("hypotheses.jsonl.eval-results-*"))
-    links = [f"- [{name}]({(report.run_dir / name).resolve().as_uri()})" for name in names]
-    parts = [report.markdown.rstrip(), ""]
+    results_dir = report.run_dir.parent
+    links = [
+        f"- [{name}]({file_link(report.run_dir / name, results_dir, link_base)})" for name in names
+    ]
+    parts = []
+    if (report.run_dir / REPORT_NAME).is_file():
+        page = file_link(report.run_dir / REPORT_NAME, results_dir, link_base)
+        parts += [
+            f"**[The run report]({page})**: every question with its answer, verdicts and "
+            "retrieved turns; filters for wrong answers, failed questions, one type.",
+            "",
+        ]
+    parts += [report.markdown.rstrip(), ""]
     cost = _cost_lines(report.summary)
     if cost:
         parts += ["## Cost", "", *cost, ""]
@@ -90,14 +124,17 @@ def report_markdown(report: RunReport) -> str:
     return "\n".join(parts)
 
 
-def compare_markdown(markdown: str, paths: list[Path]) -> str:
+def compare_markdown(
+    markdown: str, paths: list[Path], results_dir: Path | None = None, link_base: str | None = None
+) -> str:
     """A comparison for the UI: its chart inline (a data URI, so no file server is needed),
-    the report, and links to its files."""
+    the report, and links to its files (under `link_base` when set, see `file_link`)."""
     png = next((p for p in paths if p.suffix == ".png"), None)
     parts = []
     if png is not None:
         data = base64.b64encode(png.read_bytes()).decode()
         parts += [f"![per-type accuracy, both runs](data:image/png;base64,{data})", ""]
     parts += [markdown.rstrip(), "", "## Files", ""]
-    parts += [f"- [{p.name}]({p.resolve().as_uri()})" for p in paths]
+    base = link_base if results_dir is not None else None
+    parts += [f"- [{p.name}]({file_link(p, results_dir or p.parent, base)})" for p in paths]
     return "\n".join(parts) + "\n"

@@ -77,5 +77,6 @@ def test_run_summary_artifact_renders_its_markdown(
     assert "run-summary" in dom
     for heading in headings[:3]:
         assert f">{heading}<" in dom  # a rendered heading element, not raw markdown
-    link = (completed_run.run_dir / "summary.md").resolve().as_uri()
-    assert f'href="{link}"' in dom
+    for name in ("report.html", "summary.md"):
+        link = (completed_run.run_dir / name).resolve().as_uri()
+        assert f'href="{link}"' in dom

@@ -1,0 +1,172 @@
+"""The run report's question cards: each question with its date, gold answer, hypothesis, every
+judge's verdict and reply, the failure attribution, and the top retrieved turns, evidence marked.
+
+Scorer-side code: it reads the gold labels of each `Instance`. Every text is escaped (dataset
+text and hypotheses are untrusted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html import escape
+
+from lme_bench.dataset.models import Instance
+from lme_bench.metrics.retrieval import is_evidence, official_turn_id
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+from lme_bench.retrieval import RetrievalRow
+
+TOP_TURNS = 10  # retrieved turns shown per question
+SHORT_CHARS = 300  # longer texts are collapsed behind their first SHORT_CHARS
+LONG_CHARS = 4000  # and cut after LONG_CHARS
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedTurn:
+    rank: int
+    turn_id: str  # official id; holds "answer" when the turn is evidence
+    date: str
+    text: str | None  # None: the id is not a turn of this question's haystack
+
+    @property
+    def evidence(self) -> bool:
+        return is_evidence(self.turn_id)
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionView:
+    instance: Instance
+    hypothesis: HypothesisRow | None
+    verdicts: list[ScoreRow]  # first judgment (repeat 0) of each judge, primary judge first
+    retrieved: list[RetrievedTurn] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # what failed, stage by stage
+
+    @property
+    def wrong(self) -> bool:
+        """The primary judge's verdict is "wrong" (the official rule: no "yes" in its reply)."""
+        first = self.verdicts[0] if self.verdicts else None
+        return first is not None and first.status == "ok" and first.label is False
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.errors)
+
+
+def _turn_texts(instance: Instance) -> dict[str, tuple[str, str]]:
+    """Official turn id -> (session date, text), for every turn of the haystack."""
+    texts = {}
+    sessions = zip(
+        instance.haystack_session_ids,
+        instance.haystack_dates,
+        instance.haystack_sessions,
+        strict=True,
+    )
+    for session_id, date, turns in sessions:
+        for number, turn in enumerate(turns, start=1):
+            turn_id = official_turn_id(session_id, number, turn.role, bool(turn.has_answer))
+            texts[turn_id] = (date, turn.content)
+    return texts
+
+
+def retrieved_turns(instance: Instance, ranked_ids: Sequence[str]) -> list[RetrievedTurn]:
+    """The first TOP_TURNS turns of a turn-level ranking, with their text from the haystack."""
+    texts = _turn_texts(instance)
+    shown = []
+    for rank, turn_id in enumerate(ranked_ids[:TOP_TURNS], start=1):
+        date, text = texts.get(turn_id, ("", None))
+        shown.append(RetrievedTurn(rank, turn_id, date, text))
+    return shown
+
+
+def question_view(
+    instance: Instance,
+    hypothesis: HypothesisRow | None,
+    verdicts: list[ScoreRow],
+    turn_ranking: RetrievalRow | None,
+    run_error: str | None,
+) -> QuestionView:
+    errors = [f"run: {run_error}"] if run_error else []
+    if turn_ranking is not None and turn_ranking.status != "ok":
+        errors.append(f"retrieval: {turn_ranking.error or turn_ranking.status}")
+    if hypothesis is not None and hypothesis.status != "ok":
+        errors.append(f"answer: {hypothesis.error or hypothesis.status}")
+    errors += [f"judge {v.judge}: {v.error or v.status}" for v in verdicts if v.status == "error"]
+    retrieved = (
+        retrieved_turns(instance, turn_ranking.ranked_ids)
+        if turn_ranking is not None and turn_ranking.status == "ok"
+        else []
+    )
+    return QuestionView(instance, hypothesis, verdicts, retrieved, errors)
+
+
+def _text(value: str | None) -> str:
+    """Escaped text; a long one collapsed behind its beginning."""
+    if value is None:
+        return '<span class="none">none</span>'
+    if len(value) <= SHORT_CHARS:
+        return f'<span class="text">{escape(value)}</span>'
+    rest = value[:LONG_CHARS] + (" …" if len(value) > LONG_CHARS else "")
+    return (
+        f"<details><summary>{escape(value[:SHORT_CHARS])} …</summary>"
+        f'<div class="text">{escape(rest)}</div></details>'
+    )
+
+
+def _verdict(row: ScoreRow) -> str:
+    if row.status != "ok" or row.label is None:
+        word, css = f"no verdict ({row.status})", "none"
+    else:
+        word, css = ("correct", "right") if row.label else ("wrong", "wrong")
+    readable = "" if row.readable is not False else " (reply holds no yes or no)"
+    return (
+        f'<tr><td>{escape(row.judge)}</td><td class="{css}">{word}{readable}</td>'
+        f"<td>{escape(row.attribution)}</td><td>{_text(row.raw_verdict)}</td></tr>"
+    )
+
+
+def _retrieved(turns: Sequence[RetrievedTurn]) -> str:
+    if not turns:
+        return ""
+    items = []
+    for turn in turns:
+        css = ' class="evidence"' if turn.evidence else ""
+        mark = "<b>evidence</b> " if turn.evidence else ""
+        items.append(
+            f"<li{css}>{mark}<code>{escape(turn.turn_id)}</code> {escape(turn.date)}: "
+            f"{_text(turn.text)}</li>"
+        )
+    return (
+        f"<details><summary>top {len(turns)} retrieved user turns "
+        f"({sum(t.evidence for t in turns)} evidence)</summary><ol>{''.join(items)}</ol>"
+        "</details>"
+    )
+
+
+def question_card(view: QuestionView) -> str:
+    """One question as a <section> whose data attributes the page's filters read."""
+    instance, hypothesis = view.instance, view.hypothesis
+    rows = [
+        ("date", escape(instance.question_date)),
+        ("question", _text(instance.question)),
+        ("gold answer", _text(instance.answer)),
+        ("hypothesis", _text(hypothesis.hypothesis if hypothesis else None)),
+    ]
+    if hypothesis is not None and hypothesis.evidence_in_context is not None:
+        held = "yes" if hypothesis.evidence_in_context else "no"
+        rows.append(("evidence in the reader's context", held))
+    if view.errors:
+        rows.append(("failed", "<br>".join(escape(e) for e in view.errors)))
+    facts = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows)
+    verdicts = ""
+    if view.verdicts:
+        verdicts = (
+            '<table class="verdicts"><tr><th>judge</th><th>verdict</th><th>attribution</th>'
+            f"<th>judge's reply</th></tr>{''.join(_verdict(v) for v in view.verdicts)}</table>"
+        )
+    state = "is-wrong" if view.wrong else ("is-failed" if view.failed else "")
+    return (
+        f'<section class="q {state}" data-type="{escape(instance.question_type)}" '
+        f'data-wrong="{int(view.wrong)}" data-failed="{int(view.failed)}">'
+        f"<h3>{escape(instance.question_id)} <small>{escape(instance.question_type)}</small></h3>"
+        f"<dl>{facts}</dl>{verdicts}{_retrieved(view.retrieved)}</section>"
+    )
