@@ -358,17 +358,16 @@ def _only_memory(store: EmbeddedStore) -> str:
     return memory.memory_id
 
 
-def test_failed_queued_write_surfaces_on_next_await(svc: Fixture) -> None:
+def test_failed_queued_write_is_reported_to_its_caller(svc: Fixture) -> None:
     async def body(service: MemoryService, ids: dict[str, str]) -> None:
         await add(service, ids, "stored fine")
-        await service.call("await_consistency", {"memory_id": ids["memory_id"]})
         # The memory disappears behind the service's back (e.g. another process deleted it).
         with sqlite3.connect(svc.path) as db:
             db.execute("PRAGMA foreign_keys = OFF")
             db.execute("DELETE FROM memories WHERE memory_id = ?", (ids["memory_id"],))
-        assert await add(service, ids, "lost write") == "enqueued"
-        with pytest.raises(ToolError, match=r"add_entry write.* failed.*not found"):
-            await service.call("await_consistency", {"memory_id": ids["memory_id"]})
+        with pytest.raises(ToolError, match=r"add_entry: memory .* not found"):
+            await add(service, ids, "lost write")
+        assert svc.store.list_entries(ids["memory_id"])[-1].raw_entry.endswith("stored fine")
 
     svc.run(body)
 
@@ -377,18 +376,17 @@ def test_failed_write_is_reported_once_and_queue_keeps_working(
     svc: Fixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async def body(service: MemoryService, ids: dict[str, str]) -> None:
-        real = svc.store.put_context
+        real = svc.store._insert_context
 
-        def broken(memory_id: str, content: str) -> None:
+        def broken(db: sqlite3.Connection, memory_id: str, content: str) -> None:
             if content == "boom":
                 raise sqlite3.OperationalError("disk I/O error")
-            real(memory_id, content)
+            real(db, memory_id, content)
 
-        monkeypatch.setattr(svc.store, "put_context", broken)
-        await service.call("put_context", {**ids, "content": "boom"})
-        await service.call("put_context", {**ids, "content": "fine"})
-        with pytest.raises(ToolError, match=r"put_context write.*disk I/O error"):
-            await service.call("await_consistency", {"memory_id": ids["memory_id"]})
+        monkeypatch.setattr(svc.store, "_insert_context", broken)
+        with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+            await service.call("put_context", {**ids, "content": "boom"})
+        assert await service.call("put_context", {**ids, "content": "fine"}) == "enqueued"
         assert await service.call("await_consistency", {"memory_id": ids["memory_id"]}) == (
             "consistent"
         )
