@@ -68,6 +68,13 @@ def describe_server(settings: McpSettings) -> str:
     return f"{parts.scheme}://{host}{parts.path}"
 
 
+def header_spec(spec: str) -> tuple[str, str]:
+    """A headers_from_env value: `VARIABLE` (the header is its value) or `PREFIX VARIABLE`, e.g.
+    `Bearer LME_MEMORY_TOKEN` (the header is `Bearer <value>`)."""
+    prefix, _, variable = spec.strip().rpartition(" ")
+    return prefix.strip(), variable
+
+
 def connection_config(settings: McpSettings) -> Connection:
     """The langchain-mcp-adapters connection dict; header values from the environment."""
     if settings.transport == "stdio":
@@ -82,14 +89,15 @@ def connection_config(settings: McpSettings) -> Connection:
     if not settings.url:
         raise ConfigError("[memory.mcp] transport = 'streamable_http' needs url")
     headers = dict(settings.headers)
-    for header, variable in settings.headers_from_env.items():
-        value = os.environ.get(variable)
+    for header, spec in settings.headers_from_env.items():
+        prefix, variable = header_spec(spec)
+        value = os.environ.get(variable, "").strip()
         if not value:
             raise ConfigError(
                 f"[memory.mcp] headers_from_env: header {header!r} needs environment"
                 f" variable {variable}, which is not set"
             )
-        headers[header] = value
+        headers[header] = f"{prefix} {value}" if prefix else value
     return {
         "transport": "streamable_http",
         "url": settings.url,
