@@ -18,7 +18,7 @@ import pytest
 
 from lme_bench.config import McpSettings
 from lme_bench.memory.http_access import is_loopback
-from lme_bench.memory.mcp_session import McpSession, MemoryConnectionError
+from lme_bench.memory.mcp_session import McpSession, MemoryRequestRejected
 from tests.conformance.servers import serve_args
 
 TOKEN = "t0k-" + "x7Q2" * 8
@@ -189,7 +189,7 @@ def test_our_client_sends_the_token_from_headers_from_env(
             await with_token.close()
         without = McpSession(McpSettings(url=url, timeout_s=30))
         try:
-            with pytest.raises(MemoryConnectionError, match=r"127\.0\.0\.1:\d+/mcp.*401"):
+            with pytest.raises(MemoryRequestRejected, match=r"127\.0\.0\.1:\d+/mcp.*401.*Bearer"):
                 await without.call("list_vaults", {})
         finally:
             await without.close()

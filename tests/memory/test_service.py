@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from importlib import resources
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from lme_bench.memory.service import MemoryService, ToolError
 from lme_bench.memory.store import EmbeddedStore
+from lme_bench.memory.write_queue import WriteQueue
 
 TOOLS = {
     "create_vault",
@@ -477,3 +479,27 @@ def test_concurrent_calls_share_one_service(svc: Fixture) -> None:
         assert svc.store.count_entries(ids["memory_id"]) == 50
 
     svc.run(body)
+
+
+def test_a_full_write_queue_answers_server_busy(svc: Fixture) -> None:
+    release = threading.Event()
+    real = svc.store.store_writes
+
+    def stuck(entries: Any, contexts: Any) -> None:
+        release.wait(30)
+        real(entries, contexts)
+
+    async def body(service: MemoryService, ids: dict[str, str]) -> None:
+        service._queue = WriteQueue(svc.store, capacity=1, full_wait_s=0.2)
+        svc.store.store_writes = stuck  # type: ignore[method-assign]
+        first = asyncio.create_task(add(service, ids, "taken by the writer"))
+        await asyncio.sleep(0.1)
+        second = asyncio.create_task(add(service, ids, "waits in the queue"))
+        await asyncio.sleep(0.1)
+        with pytest.raises(ToolError, match=r"^add_entry: server busy: 1 writes are waiting"):
+            await add(service, ids, "refused")
+        release.set()
+        assert await asyncio.gather(first, second) == ["enqueued", "enqueued"]
+
+    svc.run(body)
+    assert svc.store.count_entries(_only_memory(svc.store)) == 2
