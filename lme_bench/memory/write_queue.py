@@ -80,17 +80,8 @@ class WriteQueue:
     async def submit(self, memory_id: str, write: Write) -> None:
         """Queue a write and return once it is committed; raises what storing it raised, or
         QueueFullError when no room came up within `full_wait_s`."""
-        async with self._room:
-            try:
-                await asyncio.wait_for(
-                    self._room.wait_for(lambda: len(self._pending) < self.capacity),
-                    self.full_wait_s,
-                )
-            except TimeoutError:
-                raise QueueFullError(
-                    f"{len(self._pending)} writes are waiting to be stored (the queue holds"
-                    f" {self.capacity}); try again shortly"
-                ) from None
+        if len(self._pending) >= self.capacity:
+            await self._wait_for_room()
         memory = self._memories.setdefault(memory_id, _Memory())
         memory.in_flight += 1
         memory.idle.clear()
@@ -108,6 +99,19 @@ class WriteQueue:
             if queued.done.done() and queued.done.exception() is not None:
                 self._record(queued, queued.done.exception())
             raise
+
+    async def _wait_for_room(self) -> None:
+        async with self._room:
+            try:
+                await asyncio.wait_for(
+                    self._room.wait_for(lambda: len(self._pending) < self.capacity),
+                    self.full_wait_s,
+                )
+            except TimeoutError:
+                raise QueueFullError(
+                    f"{len(self._pending)} writes are waiting to be stored (the queue holds"
+                    f" {self.capacity}); try again shortly"
+                ) from None
 
     async def wait(self, memory_id: str) -> list[str]:
         """Wait until nothing is in flight for the memory; returns, and forgets, failures of
