@@ -68,10 +68,11 @@ def test_each_write_is_committed_before_submit_returns(tmp_path: Path) -> None:
 
 def test_a_full_queue_makes_writers_wait_then_refuses(tmp_path: Path) -> None:
     store, (memory,) = _store(tmp_path)
-    release = threading.Event()
+    taken, release = threading.Event(), threading.Event()
     real = store.store_writes
 
     def slow(entries: list[tuple[str, NewEntry]], contexts: list[tuple[str, str]]) -> None:
+        taken.set()
         release.wait(30)
         real(entries, contexts)
 
@@ -80,7 +81,7 @@ def test_a_full_queue_makes_writers_wait_then_refuses(tmp_path: Path) -> None:
     async def main() -> None:
         queue = WriteQueue(store, capacity=2, full_wait_s=0.3)
         first = asyncio.create_task(queue.submit(memory, _entry("first")))
-        while queue.waiting():  # the writer took it and is stuck in the store
+        while not taken.is_set():  # the writer took it and is stuck in the store
             await asyncio.sleep(0.01)
         queued = [asyncio.create_task(queue.submit(memory, _entry(f"q{i}"))) for i in range(2)]
         while queue.waiting() < 2:
@@ -88,10 +89,13 @@ def test_a_full_queue_makes_writers_wait_then_refuses(tmp_path: Path) -> None:
         with pytest.raises(QueueFullError, match=r"2 writes are waiting .* holds 2"):
             await queue.submit(memory, _entry("refused"))
         assert queue.waiting() == 2  # the queue did not grow
+        queue.full_wait_s = 60  # the next writer waits for room as long as it takes here
         waiter = asyncio.create_task(queue.submit(memory, _entry("waits")))
         await asyncio.sleep(0.05)
-        assert not waiter.done()  # waiting for room, not refused yet
-        release.set()
+        try:
+            assert not waiter.done()  # waiting for room, not refused yet
+        finally:
+            release.set()
         await asyncio.gather(first, *queued, waiter)
 
     asyncio.run(main())
