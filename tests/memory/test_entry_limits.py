@@ -1,5 +1,5 @@
-"""Size and error edges over HTTP: add_entry's own size limit, a request over the HTTP body
-limit, and a dead server, each a clear error naming the server (and the limit)."""
+"""Size and error edges: add_entry's own size limit, a request over the HTTP body limit and a
+dead server, each a clear error naming the server (and the limit); a busy server is retried."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import asyncio
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from mcp.types import CallToolResult, TextContent
 
 from lme_bench.config import McpSettings
 from lme_bench.memory.mcp_session import (
@@ -16,6 +18,7 @@ from lme_bench.memory.mcp_session import (
     McpToolError,
     MemoryConnectionError,
     MemoryRequestRejected,
+    MemoryServerBusy,
 )
 from lme_bench.memory.tool_args import RAW_ENTRY_MAX
 from lme_bench.transient import is_transient
@@ -114,3 +117,36 @@ def test_a_dead_server_fails_a_call_in_seconds_naming_the_url(tmp_path: Path) ->
         server.stop()
     assert seconds < 10
     assert isinstance(error, MemoryConnectionError) and server.url in str(error)
+
+
+class _BusyServer:
+    """A live session: add_entry answers the server's queue-full error, other tools an error
+    that only quotes those words."""
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        text = f"{tool}: server busy: 10000 writes are waiting to be stored; try again shortly"
+        if tool != "add_entry":
+            text = f"{tool}: memory 'server busy: x' not found"
+        return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
+
+
+def test_server_busy_is_a_retried_error_and_other_tool_errors_are_not() -> None:
+    async def main() -> tuple[BaseException, BaseException]:
+        session = McpSession(McpSettings(url="http://127.0.0.1:11546/mcp"))
+        session._session = _BusyServer()  # type: ignore[assignment]
+        session._owner = asyncio.create_task(asyncio.Event().wait())
+        session._ready.set()
+        errors = []
+        for tool in ("add_entry", "get_context"):
+            try:
+                await session.call(tool, {})
+            except Exception as exc:
+                errors.append(exc)
+        session._owner.cancel()
+        return errors[0], errors[1]
+
+    busy, other = asyncio.run(main())
+    assert isinstance(busy, MemoryServerBusy) and is_transient(busy)
+    assert "server busy" in str(busy) and "127.0.0.1:11546/mcp" in str(busy)
+    # only the tool's own busy answer counts: a message that merely mentions it is permanent
+    assert isinstance(other, McpToolError) and not is_transient(other)
