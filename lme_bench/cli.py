@@ -117,7 +117,24 @@ def _parser() -> argparse.ArgumentParser:
         "--alpha", type=float, default=0.6, help="hybrid: weight of the dense score (0-1)"
     )
     serve.add_argument(
-        "--allow-remote", action="store_true", help="allow binding a non-loopback address"
+        "--allow-remote",
+        action="store_true",
+        help="allow binding a non-loopback address (needs LME_MEMORY_TOKEN and --allowed-host)",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="HTTP: a Host header value to accept besides loopback's (repeatable)",
+    )
+    serve.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="HTTP: an Origin header value to accept besides loopback's, e.g."
+        " https://app.example.org (repeatable)",
     )
 
     compare = commands.add_parser(
@@ -145,32 +162,48 @@ def _port(text: str) -> int:
     return value
 
 
-def _is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+def _serve_error(message: str) -> int:
+    print(f"lme-bench: error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def _memory_serve(args: argparse.Namespace) -> int:
-    if args.transport == "http" and not _is_loopback(args.host) and not args.allow_remote:
-        print(
-            f"lme-bench: error: --host {args.host} is not a loopback address; the memory server"
-            " has no authentication, so pass --allow-remote to expose it on the network",
-            file=sys.stderr,
-        )
-        return EXIT_BAD_INPUT
+    from lme_bench.memory.http_access import (
+        TOKEN_ENV,
+        AccessError,
+        check_token,
+        is_loopback,
+        transport_security,
+    )
+
+    token: str | None = None
+    if args.transport == "http":
+        if not is_loopback(args.host) and not args.allow_remote:
+            return _serve_error(
+                f"--host {args.host} is not a loopback address; pass --allow-remote (with a"
+                f" bearer token in {TOKEN_ENV} and --allowed-host) to expose the memory server"
+                " on the network"
+            )
+        try:
+            transport_security(args.host, args.allowed_host, args.allowed_origin)
+            if os.environ.get(TOKEN_ENV, "").strip():
+                token = check_token(os.environ[TOKEN_ENV])
+        except AccessError as exc:
+            return _serve_error(str(exc))
+        if args.allow_remote and token is None:
+            return _serve_error(
+                f"--allow-remote needs a bearer token: set {TOKEN_ENV} (clients then send"
+                " Authorization: Bearer <token>)"
+            )
+        if args.allow_remote and not args.allowed_host:
+            return _serve_error(
+                "--allow-remote needs at least one --allowed-host NAME[:PORT]: the Host header"
+                " value remote clients send (only loopback names are accepted otherwise)"
+            )
+    if not 0.0 <= args.alpha <= 1.0:
+        return _serve_error(f"--alpha must be between 0 and 1, got {args.alpha}")
     from lme_bench.memory.mcp_server import serve
 
-    if not 0.0 <= args.alpha <= 1.0:
-        print(
-            f"lme-bench: error: --alpha must be between 0 and 1, got {args.alpha}", file=sys.stderr
-        )
-        return EXIT_BAD_INPUT
     serve(
         args.path,
         args.transport,
@@ -179,6 +212,9 @@ def _memory_serve(args: argparse.Namespace) -> int:
         queue_writes=not args.no_queue,
         search=args.search,
         alpha=args.alpha,
+        allowed_hosts=args.allowed_host,
+        allowed_origins=args.allowed_origin,
+        token=token,
     )
     return 0
 

@@ -52,7 +52,8 @@ class McpSettings(_Section):
     headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers (no secrets)")
     headers_from_env: dict[str, str] = Field(
         default_factory=dict,
-        description="HTTP header -> environment variable holding its value (for tokens)",
+        description="HTTP header -> environment variable holding its value (for tokens), or"
+        " 'PREFIX VARIABLE', e.g. 'Bearer LME_MEMORY_TOKEN'",
     )
     timeout_s: float = Field(default=60.0, gt=0, description="per tool call")
 

@@ -32,7 +32,12 @@ def secret_env_names(
     names = set(ALWAYS_SECRET) | {name for name in env if _SECRET_NAME.search(name)}
     if settings is not None:
         names |= {p.api_key_env for p in settings.providers.values() if p.api_key_env}
-        names |= set(settings.memory.mcp.headers_from_env.values())
+        # A value is VARIABLE or PREFIX VARIABLE (e.g. "Bearer LME_MEMORY_TOKEN").
+        names |= {
+            spec.split()[-1]
+            for spec in settings.memory.mcp.headers_from_env.values()
+            if spec.strip()
+        }
     return sorted(names)
 
 

@@ -2,7 +2,8 @@
 
 Every tool forwards to `MemoryService.call`; a `ToolError` comes back as an MCP error result
 (`isError`, the message as text) and the server carries on. Nothing but MCP goes to stdout:
-logs go to stderr. Streamable HTTP is served at `/mcp`, on 127.0.0.1:11546 by default.
+logs go to stderr. Streamable HTTP is served at `/mcp`, on 127.0.0.1:11546 by default, with
+Host/Origin checks always on and, when a token is given, bearer authentication (http_access.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 import logging
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -20,8 +22,10 @@ from anyio import ClosedResourceError
 from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
+from starlette.types import ASGIApp
 
 from lme_bench.memory.embeddings import load_embedder
+from lme_bench.memory.http_access import BearerAuth, transport_security
 from lme_bench.memory.service import MemoryService, ToolError
 from lme_bench.memory.store import EmbeddedStore
 
@@ -49,7 +53,12 @@ def _text(text: str, *, error: bool = False) -> CallToolResult:
 
 
 def build_server(
-    service: MemoryService, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
+    service: MemoryService,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
 ) -> FastMCP:
     server = FastMCP(
         "lme-bench-memory",
@@ -61,6 +70,8 @@ def build_server(
         # Plain JSON responses instead of one SSE stream per call: ~40% less latency per call
         # (we send no progress or log notifications mid-call).
         json_response=True,
+        # Our own settings for every bind: the SDK turns the checks on only for a few spellings.
+        transport_security=transport_security(host, allowed_hosts, allowed_origins),
     )
 
     async def call(tool: str, **arguments: Any) -> CallToolResult:
@@ -122,7 +133,7 @@ def build_server(
         summary: Annotated[str, Field(description="≤512 characters")],
         tags: Annotated[dict[str, str] | None, Field(description="string keys and values")] = None,
     ) -> CallToolResult:
-        """Queue one entry (one message worth keeping); returns 'enqueued'."""
+        """Store one entry (one message worth keeping); returns 'enqueued' once it is stored."""
         return await call(
             "add_entry",
             vault_id=vault_id,
@@ -165,7 +176,7 @@ def build_server(
         memory_id: MemoryId,
         content: Annotated[str, Field(description="the whole context document, ≤65,536 chars")],
     ) -> CallToolResult:
-        """Queue a new version of the memory's context document; returns 'enqueued'."""
+        """Store a new version of the memory's context document; returns 'enqueued' once stored."""
         return await call("put_context", vault_id=vault_id, memory_id=memory_id, content=content)
 
     @tool(structured_output=False)
@@ -214,11 +225,14 @@ class _ClosedSessionNoise(logging.Filter):
         return not (closed and record.getMessage() == "Error in standalone SSE writer")
 
 
-async def _serve_http(server: FastMCP) -> None:
+async def _serve_http(server: FastMCP, token: str | None) -> None:
     """Uvicorn, stopped by SIGINT or SIGTERM without re-raising them, so queued writes drain."""
     settings = server.settings
+    app: ASGIApp = server.streamable_http_app()
+    if token is not None:
+        app = BearerAuth(app, token)
     config = uvicorn.Config(
-        server.streamable_http_app(),
+        app,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),
@@ -238,7 +252,9 @@ async def _serve_http(server: FastMCP) -> None:
             signal.signal(sig, handler)
 
 
-async def _serve(server: FastMCP, service: MemoryService, transport: Transport) -> None:
+async def _serve(
+    server: FastMCP, service: MemoryService, transport: Transport, token: str | None
+) -> None:
     try:
         if transport == "stdio":
             task = asyncio.current_task()
@@ -247,7 +263,7 @@ async def _serve(server: FastMCP, service: MemoryService, transport: Transport) 
                     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
             await server.run_stdio_async()
         else:
-            await _serve_http(server)
+            await _serve_http(server, token)
     finally:
         await service.close()
 
@@ -261,22 +277,35 @@ def serve(
     queue_writes: bool = True,
     search: str = "bm25",
     alpha: float = 0.6,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+    token: str | None = None,
 ) -> None:
-    """Serve the store at `path` until the client disconnects (stdio) or a signal arrives."""
+    """Serve the store at `path` until the client disconnects (stdio) or a signal arrives.
+
+    HTTP: Host/Origin values beyond loopback's must be allowed explicitly; with `token`, every
+    request needs `Authorization: Bearer <token>`."""
     embedder = load_embedder("all-MiniLM-L6-v2") if search != "bm25" else None
     store = EmbeddedStore(path, search=search, alpha=alpha, embedder=embedder)
     service = MemoryService(store, queue_writes=queue_writes)
-    server = build_server(service, host=host, port=port)
+    server = build_server(
+        service,
+        host=host,
+        port=port,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+    )
     logging.getLogger("mcp.server.streamable_http").addFilter(_ClosedSessionNoise())
     shown = f"[{host}]" if ":" in host else host
     where = f"http://{shown}:{port}{HTTP_PATH}" if transport == "http" else "stdio"
+    access = ", bearer token required" if token is not None and transport == "http" else ""
     print(
-        f"lme-bench memory server: {where} (store {store.path}, search {search})",
+        f"lme-bench memory server: {where} (store {store.path}, search {search}{access})",
         file=sys.stderr,
         flush=True,
     )
     try:
-        asyncio.run(_serve(server, service, transport))
+        asyncio.run(_serve(server, service, transport, token))
     except (KeyboardInterrupt, asyncio.CancelledError):
         pass
     finally:

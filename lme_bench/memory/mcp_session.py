@@ -6,9 +6,13 @@ Calls may come from any task of the same event loop; each races the owner task, 
 goes away fails the call at once instead of leaving it waiting for a reply that never comes.
 
 Errors: a tool that reports an error -> `McpToolError` (permanent: bad input or a server-side
-refusal, naming the tool and the server's message). A lost connection, a server that cannot be
-started or reached, or a call past `timeout_s` -> `MemoryConnectionError` (a `ConnectionError`, so
-`lme_bench.transient.is_transient` retries it). Header values never appear in messages or logs.
+refusal, naming the tool and the server's message). An HTTP refusal that ends the session (401
+no or wrong token, 403/421 Origin/Host not allowed, 413 request over the server's body limit) ->
+`MemoryRequestRejected` (permanent, naming the server and what to change). A lost connection,
+a server that cannot be started or reached, or a call past `timeout_s` -> `MemoryConnectionError`
+(a `ConnectionError`, so `lme_bench.transient.is_transient` retries it); so does a tool error
+starting `server busy:` (its write queue stayed full). Header values never appear in messages
+or logs.
 """
 
 from __future__ import annotations
@@ -57,6 +61,36 @@ class MemoryConnectionError(ConnectionError):
     """The memory server could not be reached, went away, or did not answer in time."""
 
 
+class MemoryRequestRejected(RuntimeError):
+    """The server refused the request at the HTTP level. Permanent: not retried."""
+
+
+class MemoryServerBusy(MemoryConnectionError):
+    """The server's write queue stayed full: worth retrying later."""
+
+
+BODY_LIMIT = "4 MiB"  # the MCP SDK's default request body limit, which our server keeps
+_REJECTIONS = {
+    401: "HTTP 401 Unauthorized: send the server's bearer token, e.g. [memory.mcp]"
+    ' headers_from_env = { Authorization = "Bearer LME_MEMORY_TOKEN" }',
+    403: "HTTP 403 Invalid Origin header: the server does not allow this Origin"
+    " (our server: --allowed-origin)",
+    413: f"HTTP 413 Request Entity Too Large: the request is over the server's body limit"
+    f" ({BODY_LIMIT} for our server and the MCP SDK's default; our add_entry takes at most"
+    " 262,144 characters of raw_entry)",
+    421: "HTTP 421 Invalid Host header: the server does not allow the host in this URL"
+    " (our server: --allowed-host)",
+}
+
+
+def _http_status(error: BaseException) -> int | None:
+    """The status of an HTTP error response somewhere in `error` (a group or its causes)."""
+    leaf = _leaf(error)
+    response = getattr(leaf, "response", None)
+    status = getattr(response, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
 def describe_server(settings: McpSettings) -> str:
     """The server as users named it, without credentials (no userinfo, query or headers)."""
     if settings.transport == "stdio":
@@ -66,6 +100,13 @@ def describe_server(settings: McpSettings) -> str:
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return f"{parts.scheme}://{host}{parts.path}"
+
+
+def header_spec(spec: str) -> tuple[str, str]:
+    """A headers_from_env value: `VARIABLE` (the header is its value) or `PREFIX VARIABLE`, e.g.
+    `Bearer LME_MEMORY_TOKEN` (the header is `Bearer <value>`)."""
+    prefix, _, variable = spec.strip().rpartition(" ")
+    return prefix.strip(), variable
 
 
 def connection_config(settings: McpSettings) -> Connection:
@@ -82,14 +123,15 @@ def connection_config(settings: McpSettings) -> Connection:
     if not settings.url:
         raise ConfigError("[memory.mcp] transport = 'streamable_http' needs url")
     headers = dict(settings.headers)
-    for header, variable in settings.headers_from_env.items():
-        value = os.environ.get(variable)
+    for header, spec in settings.headers_from_env.items():
+        prefix, variable = header_spec(spec)
+        value = os.environ.get(variable, "").strip()
         if not value:
             raise ConfigError(
                 f"[memory.mcp] headers_from_env: header {header!r} needs environment"
                 f" variable {variable}, which is not set"
             )
-        headers[header] = value
+        headers[header] = f"{prefix} {value}" if prefix else value
     return {
         "transport": "streamable_http",
         "url": settings.url,
@@ -129,6 +171,7 @@ class McpSession:
         self._closing = asyncio.Event()
         self._session: ClientSession | None = None
         self._failure: str | None = None
+        self._rejected: int | None = None  # an HTTP status in _REJECTIONS that ended the session
         self._timed_out = False  # a server that missed a deadline gets little time to close
         self.input_schemas: dict[str, dict[str, Any]] = {}
 
@@ -145,14 +188,25 @@ class McpSession:
         except Exception as exc:
             if not self._closing.is_set():
                 self._failure = _explain(exc)
+                status = _http_status(exc)
+                self._rejected = status if status in _REJECTIONS else None
         finally:
             self._session = None
             if self._failure is None and not self._closing.is_set():
                 self._failure = "the session ended"
             self._ready.set()
 
-    async def open(self) -> ClientSession:
+    def _rejection(self, tool: str) -> MemoryRequestRejected:
+        assert self._rejected is not None
+        return MemoryRequestRejected(
+            f"MCP memory server {self.server} refused {tool}: {_REJECTIONS[self._rejected]};"
+            " not retried"
+        )
+
+    async def open(self, tool: str = "the session") -> ClientSession:
         """The live session, opening it on first use."""
+        if self._rejected is not None:
+            raise self._rejection(tool)
         if self._failure is not None:
             raise MemoryConnectionError(
                 f"MCP memory server {self.server} is unavailable: {self._failure}"
@@ -168,6 +222,8 @@ class McpSession:
                 f"MCP memory server {self.server}: no session within {self.settings.timeout_s:g} s"
             ) from None
         if self._session is None:
+            if self._rejected is not None:
+                raise self._rejection(tool)
             raise MemoryConnectionError(
                 f"MCP memory server {self.server} is not reachable: {self._failure}"
             )
@@ -181,9 +237,16 @@ class McpSession:
             f"lost the connection to MCP memory server {self.server} during {tool}: {self._failure}"
         )
 
+    def _gone(self, tool: str, detail: str | None) -> Exception:
+        """The session ended under a call: an HTTP refusal if that is why, else a lost one."""
+        if self._rejected is not None:
+            self._closing.set()
+            return self._rejection(tool)
+        return self._lost(tool, detail)
+
     async def call(self, tool: str, arguments: dict[str, Any]) -> str:
         """Call one tool; returns the text of its content blocks, joined."""
-        session = await self.open()
+        session = await self.open(tool)
         assert self._owner is not None
         request = asyncio.ensure_future(session.call_tool(tool, arguments))
         try:
@@ -198,22 +261,27 @@ class McpSession:
         if request not in done:
             request.cancel()
             if self._owner in done:
-                raise self._lost(tool, self._failure)
+                raise self._gone(tool, self._failure)
             self._timed_out = True
             raise MemoryConnectionError(
                 f"MCP memory server {self.server} did not answer {tool} within"
                 f" {self.settings.timeout_s:g} s"
             )
+        if request.cancelled():  # the SDK dropped the session under the call
+            await asyncio.sleep(0)  # let the owner task record why
+            raise self._gone(tool, self._failure or "the server dropped the session")
         try:
             result = request.result()
         except McpError as exc:
             if exc.error.code in _TRANSPORT_CODES:
-                raise self._lost(tool, exc.error.message) from None
+                raise self._gone(tool, exc.error.message) from None
             raise McpToolError(tool, self.server, exc.error.message) from None
         except (OSError, EOFError, *_STREAM_GONE) as exc:
-            raise self._lost(tool, _explain(exc)) from None
+            raise self._gone(tool, _explain(exc)) from None
         text = "".join(block.text for block in result.content if isinstance(block, TextContent))
         if result.isError:
+            if text.startswith(f"{tool}: server busy:"):
+                raise MemoryServerBusy(f"MCP memory server {self.server}: {text}")
             raise McpToolError(tool, self.server, text or "error without a message")
         return text
 

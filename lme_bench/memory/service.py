@@ -13,11 +13,15 @@ Decisions where Mycelian leaves room:
   existing id (find existing ones with list_vaults / list_memories).
 - Entry summaries are limited to 512 characters (Mycelian's capture rule, also what raw
   ingestion truncates to), so a summary is never silently cut; the error says to shorten it.
+  A raw entry is limited to 262,144 characters and its tags to 16,384, so an entry always fits
+  the HTTP body limit (4 MiB) and a larger one gets a tool error, not a dropped request.
 - Entries are idempotent: one equal to an existing entry (raw text, summary and tags) is
   accepted and not stored twice.
-- Writes are queued (add_entry / put_context return `enqueued`); reads do not wait for them:
-  call await_consistency first. A queued write that failed is reported by the next
-  await_consistency for its memory.
+- Writes are queued (add_entry / put_context return `enqueued`), but the answer comes only once
+  the write is committed to the store (write_queue.py: group commit), so an acknowledged write
+  survives a crash of the server. A write that fails is reported to its caller; one whose caller
+  had gone is reported by the next await_consistency for its memory. When the queue is full,
+  a write waits for room and then fails with a `server busy` error worth retrying.
 - search_memories returns `latestContext` / `latestContextTimestamp` null when the memory has
   no context yet, and adds each entry's `tags`, so hits map back to sessions.
 """
@@ -33,6 +37,7 @@ from lme_bench.memory.store import EmbeddedStore, NotFoundError
 from lme_bench.memory.tool_args import (
     CONTEXT_MAX,
     LIST_LIMIT,
+    RAW_ENTRY_MAX,
     SUMMARY_MAX,
     TOOL_PARAMS,
     TOP_KC,
@@ -48,9 +53,11 @@ from lme_bench.memory.tool_results import (
     memory_json,
 )
 from lme_bench.memory.types import Memory, NewEntry
-from lme_bench.memory.write_queue import Write, WriteQueue
+from lme_bench.memory.write_queue import QueueFullError, Write, WriteQueue
 
-__all__ = ["MemoryService", "ToolError", "default_prompts"]
+__all__ = ["BUSY", "MemoryService", "ToolError", "default_prompts"]
+
+BUSY = "server busy:"  # starts the error of a write refused because the queue stayed full
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +114,11 @@ class MemoryService:
 
     async def _write(self, memory_id: str, write: Write) -> str:
         if self.queue_writes:
-            self._queue.submit(memory_id, write)
+            try:
+                await self._queue.submit(memory_id, write)
+            except QueueFullError as exc:
+                what = "put_context" if write.context is not None else "add_entry"
+                raise ToolError(f"{what}: {BUSY} {exc}") from None
         elif write.context is not None:
             await self._run(self.store.put_context, memory_id, write.context)
         else:
@@ -177,6 +188,11 @@ class MemoryService:
     async def _add_entry(self, args: Args) -> str:
         vault_id, memory_id = args.ident("vault_id"), args.ident("memory_id")
         raw_entry = args.text("raw_entry")
+        if len(raw_entry) > RAW_ENTRY_MAX:
+            raise ToolError(
+                f"add_entry: parameter 'raw_entry' must be at most {RAW_ENTRY_MAX:,} characters,"
+                f" got {len(raw_entry):,}: split the message into several entries"
+            )
         summary = args.text("summary")
         if len(summary) > SUMMARY_MAX:
             raise ToolError(

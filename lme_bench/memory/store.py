@@ -215,32 +215,51 @@ class EmbeddedStore:
 
         Creation times strictly increase within a memory, so time-based paging never skips.
         """
-        added = 0
         with self._tx() as db:
-            self._check_memory(db, memory_id)
-            (last,) = db.execute(
-                "SELECT max(creation_time) FROM entries WHERE memory_id = ?", (memory_id,)
-            ).fetchone()
-            stamp = _utc_now()
-            if last is not None:
-                stamp = max(stamp, parse_rfc3339(last) + _TICK)
-            for entry in entries:
-                cur = db.execute(
-                    "INSERT OR IGNORE INTO entries (entry_id, memory_id, raw_entry, summary, tags,"
-                    " creation_time, content_key) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        str(uuid.uuid4()),
-                        memory_id,
-                        entry.raw_entry,
-                        entry.summary,
-                        json.dumps(entry.tags, sort_keys=True),
-                        format_rfc3339(stamp),
-                        _content_key(entry),
-                    ),
-                )
-                if cur.rowcount:
-                    added += 1
-                    stamp += _TICK
+            return self._insert_entries(db, memory_id, entries)
+
+    def store_writes(
+        self, entries: Sequence[tuple[str, NewEntry]], contexts: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        """Entries and context documents of any memories, in one transaction (all or none);
+        each memory's entries in the order given."""
+        by_memory: dict[str, list[NewEntry]] = {}
+        for memory_id, entry in entries:
+            by_memory.setdefault(memory_id, []).append(entry)
+        with self._tx() as db:
+            for memory_id, batch in by_memory.items():
+                self._insert_entries(db, memory_id, batch)
+            for memory_id, content in contexts:
+                self._insert_context(db, memory_id, content)
+
+    def _insert_entries(
+        self, db: sqlite3.Connection, memory_id: str, entries: Sequence[NewEntry]
+    ) -> int:
+        added = 0
+        self._check_memory(db, memory_id)
+        (last,) = db.execute(
+            "SELECT max(creation_time) FROM entries WHERE memory_id = ?", (memory_id,)
+        ).fetchone()
+        stamp = _utc_now()
+        if last is not None:
+            stamp = max(stamp, parse_rfc3339(last) + _TICK)
+        for entry in entries:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO entries (entry_id, memory_id, raw_entry, summary, tags,"
+                " creation_time, content_key) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    str(uuid.uuid4()),
+                    memory_id,
+                    entry.raw_entry,
+                    entry.summary,
+                    json.dumps(entry.tags, sort_keys=True),
+                    format_rfc3339(stamp),
+                    _content_key(entry),
+                ),
+            )
+            if cur.rowcount:
+                added += 1
+                stamp += _TICK
         return added
 
     def count_entries(self, memory_id: str) -> int:
@@ -302,11 +321,14 @@ class EmbeddedStore:
     # -- contexts ----------------------------------------------------------------------------
     def put_context(self, memory_id: str, content: str) -> None:
         with self._tx() as db:
-            self._check_memory(db, memory_id)
-            db.execute(
-                "INSERT INTO contexts (memory_id, content, created_at) VALUES (?, ?, ?)",
-                (memory_id, content, now_rfc3339()),
-            )
+            self._insert_context(db, memory_id, content)
+
+    def _insert_context(self, db: sqlite3.Connection, memory_id: str, content: str) -> None:
+        self._check_memory(db, memory_id)
+        db.execute(
+            "INSERT INTO contexts (memory_id, content, created_at) VALUES (?, ?, ?)",
+            (memory_id, content, now_rfc3339()),
+        )
 
     def latest_context(self, memory_id: str) -> tuple[str, str] | None:
         row = (

@@ -34,6 +34,10 @@ VAULT_TITLE_MAX = 50
 MEMORY_TITLE_MAX = 256
 SUMMARY_MAX = 512  # Mycelian's entry summary rule; the server enforces it (see service.py)
 CONTEXT_MAX = 65_536
+# An entry's own limits, well inside the HTTP body limit (4 MiB) even when every character is
+# sent as a 6-byte JSON escape, so a large entry gets this error instead of a dropped request.
+RAW_ENTRY_MAX = 262_144
+TAGS_MAX = 16_384  # characters of all tag keys and values together
 LIST_LIMIT = (1, 50, 25)  # min, max, default
 TOP_KE = (0, 25, 5)
 TOP_KC = (1, 10, 2)
@@ -117,6 +121,9 @@ class Args:
         for key, item in value.items():
             if not isinstance(key, str) or not isinstance(item, str):
                 raise self._fail(name, f"must map strings to strings; {key!r} -> {_kind(item)}")
+        size = sum(len(key) + len(item) for key, item in value.items())
+        if size > TAGS_MAX:
+            raise self._fail(name, f"must hold at most {TAGS_MAX:,} characters, got {size:,}")
         return dict(value)
 
     def vault_title(self, name: str) -> str:

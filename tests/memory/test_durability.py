@@ -1,5 +1,6 @@
-"""Durability of the embedded memory: awaited writes survive a SIGKILL of the server, the file
-survives restarts, and two processes writing one file do not corrupt it."""
+"""Durability of the embedded memory: awaited writes survive a SIGKILL of the server, so do
+acknowledged ones while another process holds the write lock, the file survives restarts, and
+two processes writing one file do not corrupt it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from pathlib import Path
 
 from lme_bench.memory.mcp_backend import McpBackend
+from lme_bench.memory.mcp_session import McpSession, MemoryConnectionError
 from lme_bench.memory.store import EmbeddedStore
 from lme_bench.memory.types import NewEntry
 from tests.conformance.servers import HttpServer
@@ -103,3 +106,81 @@ def test_two_processes_sharing_one_file_do_not_corrupt_it(tmp_path: Path) -> Non
     entries = store.list_entries(store.get_or_create_memory(vault, "common"))
     times = [e.creation_time for e in entries]
     assert len(set(times)) == len(times)  # creation times stay unique across processes
+
+
+_LOCK_HOLDER = textwrap.dedent(
+    """
+    import sqlite3, sys, time
+    db = sqlite3.connect(sys.argv[1], isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")  # holds the file's write lock, like a slow or busy disk
+    print("locked", flush=True)
+    time.sleep(float(sys.argv[2]))
+    db.execute("COMMIT")
+    """
+)
+
+
+async def _add_until_killed(
+    server: HttpServer, ids: dict[str, str], writer: int, acknowledged: list[str]
+) -> None:
+    session = McpSession(server.settings(timeout_s=60))
+    try:
+        for i in range(100_000):
+            raw = f"writer {writer} entry {i}"
+            try:
+                await session.call("add_entry", {**ids, "raw_entry": raw, "summary": raw})
+            except MemoryConnectionError:
+                return  # the server is gone: this add was never acknowledged
+            acknowledged.append(raw)
+    finally:
+        await session.close()
+
+
+def test_acknowledged_adds_survive_sigkill_while_another_process_holds_the_write_lock(
+    tmp_path: Path,
+) -> None:
+    server = HttpServer(tmp_path / "locked")
+    acknowledged: list[str] = []
+    holder: subprocess.Popen[str] | None = None
+
+    async def main() -> int:
+        nonlocal holder
+        setup = McpBackend(server.settings())
+        vault = await setup.get_or_create_vault("crash")
+        memory = await setup.get_or_create_memory(vault, "q1__run")
+        await setup.close()
+        ids = {"vault_id": vault, "memory_id": memory}
+        writers = [
+            asyncio.create_task(_add_until_killed(server, ids, n, acknowledged)) for n in range(8)
+        ]
+        while len(acknowledged) < 40:
+            await asyncio.sleep(0.05)
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _LOCK_HOLDER, str(server.path), "6"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert holder.stdout is not None
+        assert await asyncio.to_thread(holder.stdout.readline) == "locked\n"
+        before_lock = len(acknowledged)
+        await asyncio.sleep(2.5)  # the server keeps being asked to add while it cannot write
+        server.stop()  # SIGKILL
+        await asyncio.gather(*writers)
+        return before_lock
+
+    try:
+        before_lock = asyncio.run(main())
+    finally:
+        server.stop()
+        if holder is not None:
+            holder.wait(timeout=30)
+    assert before_lock >= 40
+    store = EmbeddedStore(server.path)
+    try:
+        (memory,) = store.list_memories(store.get_or_create_vault("crash"))
+        stored = Counter(e.raw_entry for e in store.list_entries(memory.memory_id))
+    finally:
+        store.close()
+    assert _integrity(server.path) == "ok"
+    assert [raw for raw in acknowledged if stored[raw] != 1] == []  # none lost or doubled
+    assert sum(stored.values()) >= len(acknowledged)

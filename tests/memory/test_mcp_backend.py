@@ -13,6 +13,7 @@ from lme_bench.config import ConfigError, McpSettings, load_settings
 from lme_bench.memory.factory import open_backend
 from lme_bench.memory.mcp_backend import McpBackend
 from lme_bench.memory.mcp_session import McpToolError, connection_config, describe_server
+from lme_bench.secrets import redact_secrets, secret_env_names
 from lme_bench.transient import is_transient
 
 
@@ -214,3 +215,19 @@ def test_mcp_backend_config_is_checked() -> None:
     backend = open_backend(settings)
     assert isinstance(backend, McpBackend) and backend.name == "mcp"
     asyncio.run(backend.close())  # never opened: nothing to do
+
+
+def test_headers_from_env_take_a_prefix_and_the_variable_stays_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = McpSettings(
+        url="http://127.0.0.1:11546/mcp",
+        headers_from_env={"Authorization": "Bearer LME_TEST_BEARER"},
+    )
+    monkeypatch.setenv("LME_TEST_BEARER", "  abcdefgh12345678 ")
+    assert connection_config(settings).get("headers") == {
+        "Authorization": "Bearer abcdefgh12345678"
+    }
+    full = load_settings(None, **{"memory.mcp": {"headers_from_env": settings.headers_from_env}})
+    assert "LME_TEST_BEARER" in secret_env_names(full, {})
+    assert redact_secrets("sent abcdefgh12345678", full) == "sent [redacted LME_TEST_BEARER]"

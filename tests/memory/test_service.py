@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from importlib import resources
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from lme_bench.memory.service import MemoryService, ToolError
 from lme_bench.memory.store import EmbeddedStore
+from lme_bench.memory.write_queue import WriteQueue
 
 TOOLS = {
     "create_vault",
@@ -358,17 +360,16 @@ def _only_memory(store: EmbeddedStore) -> str:
     return memory.memory_id
 
 
-def test_failed_queued_write_surfaces_on_next_await(svc: Fixture) -> None:
+def test_failed_queued_write_is_reported_to_its_caller(svc: Fixture) -> None:
     async def body(service: MemoryService, ids: dict[str, str]) -> None:
         await add(service, ids, "stored fine")
-        await service.call("await_consistency", {"memory_id": ids["memory_id"]})
         # The memory disappears behind the service's back (e.g. another process deleted it).
         with sqlite3.connect(svc.path) as db:
             db.execute("PRAGMA foreign_keys = OFF")
             db.execute("DELETE FROM memories WHERE memory_id = ?", (ids["memory_id"],))
-        assert await add(service, ids, "lost write") == "enqueued"
-        with pytest.raises(ToolError, match=r"add_entry write.* failed.*not found"):
-            await service.call("await_consistency", {"memory_id": ids["memory_id"]})
+        with pytest.raises(ToolError, match=r"add_entry: memory .* not found"):
+            await add(service, ids, "lost write")
+        assert svc.store.list_entries(ids["memory_id"])[-1].raw_entry.endswith("stored fine")
 
     svc.run(body)
 
@@ -377,18 +378,17 @@ def test_failed_write_is_reported_once_and_queue_keeps_working(
     svc: Fixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async def body(service: MemoryService, ids: dict[str, str]) -> None:
-        real = svc.store.put_context
+        real = svc.store._insert_context
 
-        def broken(memory_id: str, content: str) -> None:
+        def broken(db: sqlite3.Connection, memory_id: str, content: str) -> None:
             if content == "boom":
                 raise sqlite3.OperationalError("disk I/O error")
-            real(memory_id, content)
+            real(db, memory_id, content)
 
-        monkeypatch.setattr(svc.store, "put_context", broken)
-        await service.call("put_context", {**ids, "content": "boom"})
-        await service.call("put_context", {**ids, "content": "fine"})
-        with pytest.raises(ToolError, match=r"put_context write.*disk I/O error"):
-            await service.call("await_consistency", {"memory_id": ids["memory_id"]})
+        monkeypatch.setattr(svc.store, "_insert_context", broken)
+        with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+            await service.call("put_context", {**ids, "content": "boom"})
+        assert await service.call("put_context", {**ids, "content": "fine"}) == "enqueued"
         assert await service.call("await_consistency", {"memory_id": ids["memory_id"]}) == (
             "consistent"
         )
@@ -479,3 +479,27 @@ def test_concurrent_calls_share_one_service(svc: Fixture) -> None:
         assert svc.store.count_entries(ids["memory_id"]) == 50
 
     svc.run(body)
+
+
+def test_a_full_write_queue_answers_server_busy(svc: Fixture) -> None:
+    release = threading.Event()
+    real = svc.store.store_writes
+
+    def stuck(entries: Any, contexts: Any) -> None:
+        release.wait(30)
+        real(entries, contexts)
+
+    async def body(service: MemoryService, ids: dict[str, str]) -> None:
+        service._queue = WriteQueue(svc.store, capacity=1, full_wait_s=0.2)
+        svc.store.store_writes = stuck  # type: ignore[method-assign]
+        first = asyncio.create_task(add(service, ids, "taken by the writer"))
+        await asyncio.sleep(0.1)
+        second = asyncio.create_task(add(service, ids, "waits in the queue"))
+        await asyncio.sleep(0.1)
+        with pytest.raises(ToolError, match=r"^add_entry: server busy: 1 writes are waiting"):
+            await add(service, ids, "refused")
+        release.set()
+        assert await asyncio.gather(first, second) == ["enqueued", "enqueued"]
+
+    svc.run(body)
+    assert svc.store.count_entries(_only_memory(svc.store)) == 2
