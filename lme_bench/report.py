@@ -145,9 +145,10 @@ def write_run(
         markdown += "\n" + qa_markdown(summary["qa"])
         export_official(run_dir, hypotheses, results.scores)
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
+    sessions = records or read_ingest(run_dir / "ingest.parquet")  # this run's, or recorded
     summary["cost"] = run_cost(
         agent_model=settings.models.agent if settings.ingest.mode != "raw" else None,
-        records=records or read_ingest(run_dir / "ingest.parquet"),
+        records=sessions,
         hypotheses=results.hypotheses or [],
         scores=results.scores or [],
         questions=len(refs),
@@ -161,11 +162,7 @@ def write_run(
             results.failed.setdefault(row.question_id, row.error or "")
     if calls_models(settings):
         estimate = estimate_run((r.load() for r in refs), settings)
-        spent = spent_by_stage(
-            records or read_ingest(run_dir / "ingest.parquet"),
-            results.hypotheses or [],
-            results.scores or [],
-        )
+        spent = spent_by_stage(sessions, results.hypotheses or [], results.scores or [])
         summary["estimate"] = beside_spent(estimate, spent)
         markdown += "\n" + beside_spent_markdown(summary["estimate"])
     failed = sorted(results.failed)
