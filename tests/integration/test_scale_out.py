@@ -65,3 +65,16 @@ def test_two_workers_share_a_sharded_run(
     started += re.findall(r"submitting flow run '([0-9a-f-]{36})'", second_log.read_text())
     deployed = {str(r.id) for r in runs if r.deployment_id is not None}
     assert deployed and deployed <= set(started)
+
+
+def test_shipped_deployments_write_run_folders_of_their_own(prefect: PrefectStack) -> None:
+    """`make run` writes results/sample (configs/default.toml's run id): the shipped smoke and
+    scale-out deployments, on the same config, keep to folders of their own."""
+    with api_client(prefect) as client:
+        run_ids = {
+            name: client.read_deployment_by_name(f"longmemeval/{name}").parameters["request"][
+                "run_id"
+            ]
+            for name in ("smoke", "scale-out")
+        }
+    assert run_ids == {"smoke": "smoke", "scale-out": "scale-out"}
