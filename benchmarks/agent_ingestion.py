@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import support  # noqa: F401  # this clone's lme_bench on the import path
 
-from lme_bench.config import load_settings  # noqa: E402
-from lme_bench.dataset.generate import generate_dataset  # noqa: E402
-from lme_bench.ingest.records import SessionRecord  # noqa: E402
-from lme_bench.pipeline import ingest_question, plan_run, prepare_questions  # noqa: E402
+from lme_bench.config import load_settings
+from lme_bench.dataset.generate import generate_dataset
+from lme_bench.ingest.records import SessionRecord
+from lme_bench.pipeline import bundled_sample, ingest_question, plan_run, prepare_questions
 
 
 def run_mode(data: Path, mode: str, folder: Path) -> tuple[list[SessionRecord], float]:
@@ -63,14 +62,13 @@ def row(mode: str, records: list[SessionRecord], seconds: float) -> str:
 def growth(folder: Path) -> list[str]:
     """Input tokens of one session of n and of 2n turns, per mode."""
     from lme_bench.dataset.models import Instance
-    from tests.factories import make_question  # a small hand-made question
 
     lines = []
     for mode in ("agentic", "context-only"):
         tokens = []
         for turns in (50, 100):
-            question = make_question()
-            session = question["haystack_sessions"][1]
+            question = json.loads(bundled_sample().read_text())[0]  # a sample question
+            session = question["haystack_sessions"][0]
             while len(session) < turns:
                 role = "user" if len(session) % 2 == 0 else "assistant"
                 session.append(
@@ -80,9 +78,7 @@ def growth(folder: Path) -> list[str]:
                     }
                 )
             path = folder / f"g{mode}{turns}.json"
-            path.write_text(
-                __import__("json").dumps([Instance.model_validate(question).model_dump()])
-            )
+            path.write_text(json.dumps([Instance.model_validate(question).model_dump()]))
             records, _ = run_mode(path, mode, folder / f"r{mode}{turns}")
             tokens.append(next(r.input_tokens for r in records if r.turns == turns))
         lines.append(f"| {mode} | {tokens[0]:,} | {tokens[1]:,} | {tokens[1] / tokens[0]:.2f} |")

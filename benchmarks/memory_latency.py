@@ -11,27 +11,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from support import free_port, start_memory_server
 
-from lme_bench.config import McpSettings  # noqa: E402
-from lme_bench.dataset.generate import generate_dataset  # noqa: E402
-from lme_bench.dataset.loader import iter_questions  # noqa: E402
-from lme_bench.dataset.views import make_view  # noqa: E402
-from lme_bench.ingest.raw import session_entries  # noqa: E402
-from lme_bench.memory.mcp_session import McpSession  # noqa: E402
-from lme_bench.memory.service import MemoryService  # noqa: E402
-from lme_bench.memory.store import EmbeddedStore  # noqa: E402
-from lme_bench.pipeline import bundled_sample  # noqa: E402
+from lme_bench.config import McpSettings
+from lme_bench.dataset.generate import generate_dataset
+from lme_bench.dataset.loader import iter_questions
+from lme_bench.dataset.views import make_view
+from lme_bench.ingest.raw import session_entries
+from lme_bench.memory.mcp_session import McpSession
+from lme_bench.memory.service import MemoryService
+from lme_bench.memory.store import EmbeddedStore
+from lme_bench.pipeline import bundled_sample
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -81,27 +78,9 @@ async def overhead(path: Path, memory: str, vault: str, calls: int) -> list[str]
         )
     )
     await service.close()
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lme_bench.cli",
-            "memory",
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-            "--path",
-            str(path),
-        ],
-        stderr=subprocess.DEVNULL,
-    )
+    port = free_port()
+    server = start_memory_server(path, port)
     try:
-        time.sleep(4)
         transports = {
             "stdio": McpSettings(
                 transport="stdio",

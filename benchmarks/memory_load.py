@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,13 +23,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from support import free_port, start_memory_server
 
-from lme_bench.config import McpSettings  # noqa: E402
-from lme_bench.memory.mcp_session import McpSession  # noqa: E402
+from lme_bench.config import McpSettings
+from lme_bench.memory.mcp_session import McpSession
 
-READY_S = 60.0
 WORDS = [
     "kayak",
     "budget",
@@ -62,44 +58,6 @@ def _pct(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_server(path: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lme_bench.cli",
-            "memory",
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-            "--path",
-            str(path),
-            *extra,
-        ],
-        cwd=ROOT,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + READY_S
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"memory server exited with {server.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return server
-        except OSError:
-            time.sleep(0.1)
-    server.kill()
-    raise RuntimeError(f"memory server not listening on port {port} within {READY_S:g} s")
 
 
 async def _listed(session: McpSession, vault: str, memory: str) -> list[str]:
@@ -197,9 +155,9 @@ def main() -> None:
     args = parser.parse_args()
     levels = [int(part) for part in args.sessions.split(",")]
     with tempfile.TemporaryDirectory(prefix="lme-load-") as tmp:
-        port = _free_port()
+        port = free_port()
         extra = ["--no-queue"] if args.no_queue else []
-        server = start_server(Path(tmp) / "memory.sqlite", port, *extra)
+        server = start_memory_server(Path(tmp) / "memory.sqlite", port, *extra)
         url = f"http://127.0.0.1:{port}/mcp"
         try:
             print(

@@ -10,7 +10,7 @@ and "Yesterday", so the official yes-rule is exercised:
    `[judge] official_repo` = the checkout;
 2. the checkout's own `src/evaluation/evaluate_qa.py gpt-4o`, unmodified, judges lme-bench's
    `hypotheses.jsonl` in a venv of its own with the checkout's requirements-lite.txt
-   (benchmarks/official_env.py);
+   (benchmarks/support.py);
 3. the checkout's `print_qa_metrics.py` prints the figures of lme-bench's eval-results file.
 Checked: the judge request bodies are the same multiset, the two eval-results files are the same
 bytes, and the printer's figures equal lme-bench's headline. Exit 1 on any difference. Without
@@ -35,10 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.official_env import checkout, official_python  # noqa: E402
+from support import ROOT, official_checkout, official_python
 
 REPLIES = ("yes", "no", "", "Yesterday", "I cannot grade this.", "Yes, it is correct.", "No.")
 CONFIG = """\
@@ -138,7 +135,7 @@ def main() -> int:
     parser.add_argument("--dataset", type=Path, help="LongMemEval JSON (default: the sample)")
     parser.add_argument("--limit", type=int, help="only the first N questions")
     args = parser.parse_args()
-    repo = checkout()
+    repo = official_checkout()
     if repo is None:
         return 0
     dataset = args.dataset or ROOT / "lme_bench" / "dataset" / "sample" / "longmemeval_sample.json"

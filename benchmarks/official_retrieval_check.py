@@ -5,7 +5,7 @@
 
 lme-bench ingests each question raw into a fresh embedded store and ranks it (the pipeline's own
 steps); then the checkout's `src/retrieval/eval_utils.py`, unmodified and in a venv of its own
-(benchmarks/official_env.py), scores the same rankings: `evaluate_retrieval` at turn level and
+(benchmarks/support.py), scores the same rankings: `evaluate_retrieval` at turn level and
 `evaluate_retrieval_turn2session` at session level, for k in 1, 3, 5, 10, 30, 50. Checked: every
 value equals lme-bench's, and every non-abstention question's turn ranking holds every non-empty
 user turn of its haystack (up to `[retrieval] top_k`). Exit 1 on any difference. Without
@@ -24,20 +24,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from support import official_checkout, official_python
 
-from benchmarks.official_env import checkout, official_python  # noqa: E402
-from lme_bench.config import load_settings  # noqa: E402
-from lme_bench.dataset.models import Instance  # noqa: E402
-from lme_bench.pipeline import (  # noqa: E402
+from lme_bench.config import load_settings
+from lme_bench.dataset.models import Instance
+from lme_bench.pipeline import (
     bundled_sample,
     evaluate_question,
     ingest_question,
     plan_run,
     prepare_questions,
 )
-from lme_bench.retrieval import corpus_turn_ids  # noqa: E402
+from lme_bench.retrieval import corpus_turn_ids
 
 K_VALUES = (1, 3, 5, 10, 30, 50)
 # Runs in the official venv, in the checkout: reads {k, questions: [{ranking, correct, corpus}]}
@@ -80,7 +78,7 @@ def main() -> int:
     parser.add_argument("--search", default="bm25", choices=("bm25", "dense", "hybrid"))
     parser.add_argument("--alpha", type=float, default=0.6)
     args = parser.parse_args()
-    repo = checkout()
+    repo = official_checkout()
     if repo is None:
         return 0
     python = official_python(repo)

@@ -21,23 +21,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from support import ROOT
+
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
-import pyarrow.parquet as pq  # noqa: E402
+import pyarrow.parquet as pq
 
-from lme_bench.dataset.generate import generate_dataset  # noqa: E402
-from lme_bench.providers.fake_stats import FAKE_CALLS  # noqa: E402
+from lme_bench.dataset.generate import generate_dataset
+from lme_bench.providers.fake_stats import FAKE_CALLS
 
 CONFIG = """
 [providers.slow]

@@ -16,32 +16,29 @@ import argparse
 import contextlib
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="lme-bench-limits-"))
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "ERROR")
 os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
 
-from langchain_core.messages import HumanMessage  # noqa: E402
-from prefect import flow, task, unmapped  # noqa: E402
-from prefect.cache_policies import NO_CACHE  # noqa: E402
-from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
+import support  # noqa: F401  # this clone's lme_bench on the import path
+from langchain_core.messages import HumanMessage
+from prefect import flow, task, unmapped
+from prefect.cache_policies import NO_CACHE
+from prefect.task_runners import ThreadPoolTaskRunner
 
-from lme_bench.config import ModelsSettings, ProviderSettings, Settings  # noqa: E402
-from lme_bench.limits import Limiter, provider_limiter  # noqa: E402
-from lme_bench.providers.calls import CountedModel  # noqa: E402
-from lme_bench.providers.factory import model_for  # noqa: E402
-from lme_bench.providers.fake_stats import FAKE_CALLS  # noqa: E402
-from lme_bench.run_config import LimitSettings, ProviderLimit  # noqa: E402
-from tasks.limits import (  # noqa: E402
+from lme_bench.config import ModelsSettings, ProviderSettings, Settings
+from lme_bench.limits import Limiter, provider_limiter
+from lme_bench.providers.calls import CountedModel
+from lme_bench.providers.factory import model_for
+from lme_bench.providers.fake_stats import FAKE_CALLS
+from lme_bench.run_config import LimitSettings, ProviderLimit
+from tasks.limits import (
     PrefectConcurrencyLimiter,
     PrefectLimiter,
     install_shared_limits,

@@ -9,25 +9,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import support  # noqa: F401  # this clone's lme_bench on the import path
+from langchain_core.messages import AIMessage, BaseMessage
 
-from langchain_core.messages import AIMessage, BaseMessage  # noqa: E402
-
-from lme_bench.config import QaSettings, load_settings  # noqa: E402
-from lme_bench.dataset.views import make_view  # noqa: E402
-from lme_bench.memory.factory import open_backend  # noqa: E402
-from lme_bench.pipeline import ingest_question, plan_run, prepare_questions  # noqa: E402
-from lme_bench.providers.calls import CallAccount, CountedModel  # noqa: E402
-from lme_bench.providers.fake import ScriptedChatModel  # noqa: E402
-from lme_bench.providers.fake_policies import quote_memory  # noqa: E402
-from lme_bench.qa.reader import load_qa_prompts  # noqa: E402
-from lme_bench.qa.strategies import Answerer  # noqa: E402
+from lme_bench.config import QaSettings, load_settings
+from lme_bench.dataset.views import make_view
+from lme_bench.memory.factory import open_backend
+from lme_bench.pipeline import ingest_question, plan_run, prepare_questions
+from lme_bench.providers.calls import CallAccount, CountedModel
+from lme_bench.providers.fake import ScriptedChatModel
+from lme_bench.providers.fake_policies import quote_memory
+from lme_bench.qa.reader import load_qa_prompts
+from lme_bench.qa.strategies import Answerer
 
 
 def stand_in(messages: list[BaseMessage]) -> AIMessage:

@@ -14,26 +14,24 @@ import argparse
 import asyncio
 import os
 import resource
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from support import ROOT
 
-from lme_bench.config import Settings, load_settings  # noqa: E402
-from lme_bench.dataset.generate import generate_dataset  # noqa: E402
-from lme_bench.pipeline import (  # noqa: E402
+from lme_bench.config import Settings, load_settings
+from lme_bench.dataset.generate import generate_dataset
+from lme_bench.pipeline import (
     RunPlan,
     evaluate_question,
     ingest_question,
     plan_run,
     prepare_questions,
 )
-from lme_bench.report import RunResults, write_run  # noqa: E402
+from lme_bench.report import RunResults, write_run
 
 
 def _peak_rss_mb() -> float:

@@ -16,28 +16,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import support  # noqa: F401  # this clone's lme_bench on the import path
 
-from lme_bench.config import Settings, load_settings  # noqa: E402
-from lme_bench.dataset.generate import generate_dataset  # noqa: E402
-from lme_bench.dataset.views import make_view  # noqa: E402
-from lme_bench.ingest.raw import session_entries  # noqa: E402
-from lme_bench.memory.embeddings import load_embedder  # noqa: E402
-from lme_bench.memory.store import EmbeddedStore  # noqa: E402
-from lme_bench.pipeline import (  # noqa: E402
+from lme_bench.config import Settings, load_settings
+from lme_bench.dataset.generate import generate_dataset
+from lme_bench.dataset.views import make_view
+from lme_bench.ingest.raw import session_entries
+from lme_bench.memory.embeddings import load_embedder
+from lme_bench.memory.store import EmbeddedStore
+from lme_bench.pipeline import (
     evaluate_question,
     ingest_question,
     plan_run,
     prepare_questions,
 )
-from lme_bench.results.summary import summarize_retrieval  # noqa: E402
+from lme_bench.results.summary import summarize_retrieval
 
 METRICS = ("recall_any@5", "recall_all@5", "ndcg_any@5", "recall_any@10")
 

@@ -1,0 +1,72 @@
+"""What the benchmarks share: the project root on the import path, a loopback memory server to
+measure, and the official LongMemEval checkout a check runs beside lme-bench (a venv of its own
+with the checkout's `requirements-lite.txt`, made once). Benchmarks never import the tests, and
+nothing of the official checkout is copied into this repository."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # lme_bench from this clone, installed or not
+
+READY_S = 60.0
+# openai 1.35 (the checkout's pin) passes `proxies` to httpx, which httpx 0.28 no longer takes.
+OFFICIAL_EXTRA = ("httpx<0.28",)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_memory_server(path: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
+    """`lme-bench memory serve --transport http` on loopback, once it accepts connections."""
+    args = ["memory", "serve", "--transport", "http", "--port", str(port), "--path", str(path)]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "lme_bench.cli", *args, *extra],
+        cwd=ROOT,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + READY_S
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"memory server exited with {server.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return server
+        except OSError:
+            time.sleep(0.1)
+    server.kill()
+    raise RuntimeError(f"memory server not listening on port {port} within {READY_S:g} s")
+
+
+def official_checkout() -> Path | None:
+    """LONGMEMEVAL_REPO, or None (after saying how to set it) when unset."""
+    repo = os.environ.get("LONGMEMEVAL_REPO")
+    if not repo:
+        print("skipped: set LONGMEMEVAL_REPO to a LongMemEval checkout")
+        print("(git clone https://github.com/xiaowu0162/LongMemEval) to compare with it.")
+        return None
+    return Path(repo).resolve()
+
+
+def official_python(repo: Path) -> Path:
+    """The python of a venv with the checkout's own pinned requirements."""
+    requirements = repo / "requirements-lite.txt"
+    digest = hashlib.sha256(requirements.read_bytes() + repr(OFFICIAL_EXTRA).encode()).hexdigest()
+    venv = Path.home() / ".cache" / "lme-bench" / f"official-venv-{digest[:12]}"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(python), "-m", "pip", "install", "-q", "-r", str(requirements)]
+        subprocess.run([*pip, *OFFICIAL_EXTRA], check=True)
+    return python
