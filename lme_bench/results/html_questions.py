@@ -34,8 +34,20 @@ class RetrievedTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class Asked:
+    """What the page shows of a question: its text and gold answer, not its haystack (holding
+    every question's haystack until the page is written took 140 MB for an S run)."""
+
+    question_id: str
+    question_type: str
+    question: str
+    answer: str
+    question_date: str
+
+
+@dataclass(frozen=True, slots=True)
 class QuestionView:
-    instance: Instance
+    asked: Asked
     hypothesis: HypothesisRow | None
     verdicts: list[ScoreRow]  # first judgment (repeat 0) of each judge, primary judge first
     retrieved: list[RetrievedTurn] = field(default_factory=list)
@@ -96,7 +108,14 @@ def question_view(
         if turn_ranking is not None and turn_ranking.status == "ok"
         else []
     )
-    return QuestionView(instance, hypothesis, verdicts, retrieved, errors)
+    asked = Asked(
+        instance.question_id,
+        instance.question_type,
+        instance.question,
+        instance.answer,
+        instance.question_date,
+    )
+    return QuestionView(asked, hypothesis, verdicts, retrieved, errors)
 
 
 def _text(value: str | None) -> str:
@@ -144,7 +163,7 @@ def _retrieved(turns: Sequence[RetrievedTurn]) -> str:
 
 def question_card(view: QuestionView) -> str:
     """One question as a <section> whose data attributes the page's filters read."""
-    instance, hypothesis = view.instance, view.hypothesis
+    instance, hypothesis = view.asked, view.hypothesis
     rows = [
         ("date", escape(instance.question_date)),
         ("question", _text(instance.question)),

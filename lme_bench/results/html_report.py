@@ -181,7 +181,7 @@ def _filters(types: Sequence[str], total: int) -> str:
 def render_report(
     title: str, summary: dict[str, Any], views: Sequence[QuestionView], primary: str | None
 ) -> str:
-    types = [t for t in QUESTION_TYPES if any(v.instance.question_type == t for v in views)]
+    types = [t for t in QUESTION_TYPES if any(v.asked.question_type == t for v in views)]
     incomplete = summary.get("incomplete") or {}
     banner = ""
     if incomplete.get("failed"):
