@@ -10,12 +10,8 @@ stage redoes what follows.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
 import re
 from dataclasses import asdict
-from importlib import resources
 from typing import Any
 
 from lme_bench.code_digest import stage_code_digest
@@ -24,6 +20,13 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.providers.retry import RETRY_COLUMNS
 from lme_bench.results.qa_tables import HypothesisRow
+from lme_bench.settings_digest import (
+    digest,
+    ingest_fingerprint,
+    memory_identity,
+    model_settings,
+    provider_settings,
+)
 
 # Bump when a stage's result type or meaning changes. 3: full rankings. 4: session records,
 # hypotheses and scores count retries by cause (retries_throttled, _timeout, _connection,
@@ -31,71 +34,9 @@ from lme_bench.results.qa_tables import HypothesisRow
 CACHE_FORMAT = "4"
 
 
-def digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-@functools.cache  # packaged files: they cannot change in a process
-def _folder_digest(package: str, *parts: str) -> str:
-    folder = resources.files(package).joinpath(*parts)
-    texts = {f.name: f.read_text("utf-8") for f in folder.iterdir() if f.is_file()}
-    return digest(texts)
-
-
-def memory_identity(settings: Settings) -> dict[str, Any]:
-    """Which memory system holds the memories: the store file or the server."""
-    memory = settings.memory
-    if memory.backend == "embedded":
-        where: Any = str(settings.memory_path.resolve())
-    elif memory.mcp.transport == "stdio":
-        where = [memory.mcp.command, *memory.mcp.args]
-    else:
-        where = memory.mcp.url
-    return {"backend": memory.backend, "where": where, "vault": memory.vault}
-
-
-def provider_settings(settings: Settings, model: str | None) -> dict[str, Any] | None:
-    """What the provider of `model` ("provider:model") answers with: a configured
-    [providers.<name>]'s kind, endpoint and region (not its key's variable, nor a fake's
-    latency: neither changes a reply); None for a built-in provider or no model."""
-    if not model:
-        return None
-    configured = settings.providers.get(model.partition(":")[0])
-    if configured is None:
-        return None
-    return configured.model_dump(mode="json", include={"kind", "base_url", "region"})
-
-
-def _model_settings(settings: Settings, model: str | None) -> dict[str, Any]:
-    models = settings.models
-    parts = {
-        "model": model,
-        "temperature": models.temperature,
-        "seed": models.seed,
-        "max_tokens": models.max_tokens,
-    }
-    provider = provider_settings(settings, model)
-    return parts | {"provider": provider} if provider else parts
-
-
 def _search_settings(settings: Settings) -> dict[str, Any]:
     memory = settings.memory
     return {"search": memory.search, "alpha": memory.alpha, "embedding": memory.embedding_model}
-
-
-def ingest_fingerprint(settings: Settings) -> str:
-    """What an ingestion's memory contents depend on (besides the question)."""
-    ingest = settings.ingest
-    parts: dict[str, Any] = {"mode": ingest.mode, "memory": memory_identity(settings)}
-    if ingest.mode != "raw":
-        parts |= {
-            "ingest": ingest.model_dump(mode="json"),
-            "agent": _model_settings(settings, settings.models.agent),
-            "prompts": _folder_digest("lme_bench.agent", "prompts", "v1"),
-            "memory_prompts": _folder_digest("lme_bench.memory", "prompts", "chat", "v1"),
-        }
-    return digest(parts)
 
 
 def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
@@ -110,14 +51,14 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
         return {
             "search": _search_settings(settings),
             "qa": settings.qa.model_dump(mode="json", exclude={"prompts_dir"}),
-            "model": _model_settings(settings, settings.models.qa),
+            "model": model_settings(settings, settings.models.qa),
             "prompts": load_qa_prompts(settings.qa.prompts_dir).hashes,
         }
     if stage == "judge":
         judge = settings.judge
         return {
             "judge": judge.model_dump(mode="json", exclude={"prompts_dir"}),
-            "model": _model_settings(settings, settings.models.judge),
+            "model": model_settings(settings, settings.models.judge),
             "second_provider": provider_settings(settings, judge.second_model),
             "prompts": judge_prompts(judge).hashes,
         }

@@ -80,14 +80,3 @@ class RedactedError(RuntimeError):
 
     def __str__(self) -> str:
         return self.text
-
-
-def scrubbed(error: Exception, settings: Settings | None = None) -> Exception:
-    """`error` itself when its text is clean, else a RedactedError with the secrets masked."""
-    from lme_bench.transient import is_transient
-
-    text = f"{type(error).__name__}: {error}"
-    clean = redact_secrets(text, settings)
-    if clean == text:
-        return error
-    return RedactedError(clean, is_transient(error))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from lme_bench.config import ConfigError
+from lme_bench.config import ConfigError, Settings
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.providers.faults import classify
-from lme_bench.secrets import RedactedError
+from lme_bench.secrets import RedactedError, redact_secrets
 from lme_bench.stop_signal import RunStopped
 
 _PERMANENT = (
@@ -34,3 +34,12 @@ def is_transient(error: BaseException) -> bool:
     if classify(error)[0] is not None:
         return True
     return isinstance(error, OSError)
+
+
+def scrubbed(error: Exception, settings: Settings | None = None) -> Exception:
+    """`error` itself when its text is clean, else a RedactedError with the secrets masked."""
+    text = f"{type(error).__name__}: {error}"
+    clean = redact_secrets(text, settings)
+    if clean == text:
+        return error
+    return RedactedError(clean, is_transient(error))

@@ -28,8 +28,7 @@ from lme_bench.dataset.shards import PreparedDataset, QuestionRef
 from lme_bench.ingest.question import MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval import RetrievalRow
-from lme_bench.secrets import scrubbed
-from lme_bench.transient import is_transient
+from lme_bench.transient import is_transient, scrubbed
 
 T = TypeVar("T")
 

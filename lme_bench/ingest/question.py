@@ -18,6 +18,7 @@ from lme_bench.memory.base import MemoryBackend
 from lme_bench.memory.factory import open_backend, vault_title
 from lme_bench.memory.titles import memory_title
 from lme_bench.providers.factory import check_models, model_for, parse_model, problems
+from lme_bench.settings_digest import ingest_fingerprint
 
 
 class MissingMemoryError(ValueError):
@@ -110,7 +111,6 @@ async def _items_held(backend: MemoryBackend, vault_id: str, memory_id: str) -> 
 def _claim(
     checkpoints: Checkpoints, memory_id: str, title: str, empty: bool, settings: Settings
 ) -> None:
-    from lme_bench.cache_keys import ingest_fingerprint
 
     if checkpoints.claim(memory_id, ingest_fingerprint(settings), empty=empty) is not None:
         raise IngestSettingsChanged(
