@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from lme_bench.row_schema import Int64
+
 
 @dataclass
 class SessionRecord:
@@ -16,8 +18,8 @@ class SessionRecord:
     llm_calls: int = 0
     tool_calls: dict[str, int] = field(default_factory=dict)  # what the model asked for
     memory_calls: dict[str, int] = field(default_factory=dict)  # what reached the memory
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: Int64 = 0
+    output_tokens: Int64 = 0
     seconds: float = 0.0
     retries: int = 0
     retries_throttled: int = 0

@@ -10,48 +10,15 @@ import pyarrow as pa
 
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.retry import retries_text, retry_totals
+from lme_bench.row_schema import row_fields, rows_table, table_schema
 
 SCHEMA_VERSION = "2"  # 2: retries by cause
-_COUNTS = pa.map_(pa.string(), pa.int64())
 
-INGEST_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("question_id", pa.string(), nullable=False),
-        pa.field("session_key", pa.string(), nullable=False),
-        pa.field("session_index", pa.int32(), nullable=False),
-        pa.field("mode", pa.string(), nullable=False),
-        pa.field("turns", pa.int32(), nullable=False),
-        pa.field("llm_calls", pa.int32(), nullable=False),
-        pa.field("tool_calls", _COUNTS, nullable=False),
-        pa.field("memory_calls", _COUNTS, nullable=False),
-        pa.field("input_tokens", pa.int64(), nullable=False),
-        pa.field("output_tokens", pa.int64(), nullable=False),
-        pa.field("seconds", pa.float64(), nullable=False),
-        pa.field("retries", pa.int32(), nullable=False),
-        pa.field("retries_throttled", pa.int32(), nullable=False),
-        pa.field("retries_timeout", pa.int32(), nullable=False),
-        pa.field("retries_connection", pa.int32(), nullable=False),
-        pa.field("retries_server", pa.int32(), nullable=False),
-        pa.field("entries_written", pa.int32(), nullable=False),
-        pa.field("context_chars", pa.int32(), nullable=False),
-        pa.field("dropped_tool_calls", pa.int32(), nullable=False),
-        pa.field("status", pa.string(), nullable=False),
-        pa.field("error", pa.string()),
-        pa.field("resumed", pa.bool_(), nullable=False),
-    ],
-    metadata={"lme_bench.table": "ingest", "lme_bench.schema_version": SCHEMA_VERSION},
-)
+INGEST_SCHEMA = table_schema("ingest", SCHEMA_VERSION, row_fields(SessionRecord))
 
 
 def ingest_table(run_id: str, records: Sequence[SessionRecord]) -> pa.Table:
-    rows = []
-    for record in records:
-        row = record.to_json()
-        row["tool_calls"] = list(record.tool_calls.items())
-        row["memory_calls"] = list(record.memory_calls.items())
-        rows.append({"run_id": run_id, **row})
-    return pa.Table.from_pylist(rows, schema=INGEST_SCHEMA)
+    return rows_table(run_id, records, INGEST_SCHEMA)
 
 
 def ingest_totals(records: Sequence[SessionRecord]) -> dict[str, Any]:

@@ -11,10 +11,7 @@ from lme_bench.ingest.records import SessionRecord
 from lme_bench.metrics.retrieval import METRIC_NAMES
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval import RetrievalRow
-
-_HYPOTHESIS_FIELDS = set(HypothesisRow.__dataclass_fields__)
-_SCORE_FIELDS = set(ScoreRow.__dataclass_fields__)
-_SESSION_FIELDS = set(SessionRecord.__dataclass_fields__)
+from lme_bench.row_schema import read_rows
 
 
 def read_retrieval(path: Path) -> list[RetrievalRow]:
@@ -40,30 +37,12 @@ def read_retrieval(path: Path) -> list[RetrievalRow]:
 
 
 def read_hypotheses(path: Path) -> list[HypothesisRow]:
-    if not path.is_file():
-        return []
-    return [
-        HypothesisRow(**{k: v for k, v in row.items() if k in _HYPOTHESIS_FIELDS})
-        for row in pq.read_table(path).to_pylist()
-    ]
+    return read_rows(path, HypothesisRow)
 
 
 def read_scores(path: Path) -> list[ScoreRow]:
-    if not path.is_file():
-        return []
-    return [
-        ScoreRow(**({"readable": None} | {k: v for k, v in row.items() if k in _SCORE_FIELDS}))
-        for row in pq.read_table(path).to_pylist()
-    ]
+    return read_rows(path, ScoreRow, {"readable": None})  # tables before readable verdicts
 
 
 def read_ingest(path: Path) -> list[SessionRecord]:
-    if not path.is_file():
-        return []
-    records = []
-    for row in pq.read_table(path).to_pylist():
-        fields = {k: v for k, v in row.items() if k in _SESSION_FIELDS}
-        fields["tool_calls"] = dict(row["tool_calls"])
-        fields["memory_calls"] = dict(row["memory_calls"])
-        records.append(SessionRecord(**fields))
-    return records
+    return read_rows(path, SessionRecord)

@@ -11,23 +11,18 @@ import pyarrow.parquet as pq
 from lme_bench.metrics.retrieval import METRIC_NAMES
 from lme_bench.results.atomic import write_atomically
 from lme_bench.retrieval import RetrievalRow
+from lme_bench.row_schema import row_fields, table_schema
 
 SCHEMA_VERSION = "1"
 
-RETRIEVAL_SCHEMA = pa.schema(
+# The row's metrics dict is one column per official metric.
+RETRIEVAL_SCHEMA = table_schema(
+    "retrieval",
+    SCHEMA_VERSION,
     [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("question_id", pa.string(), nullable=False),
-        pa.field("question_type", pa.string(), nullable=False),
-        pa.field("is_abstention", pa.bool_(), nullable=False),
-        pa.field("granularity", pa.string(), nullable=False),
-        pa.field("ranked_ids", pa.list_(pa.string()), nullable=False),
-        pa.field("n_evidence", pa.int32(), nullable=False),
-        pa.field("status", pa.string(), nullable=False),
-        pa.field("error", pa.string()),
+        *row_fields(RetrievalRow, skip=("metrics",)),
         *[pa.field(name, pa.float64()) for name in METRIC_NAMES],
     ],
-    metadata={"lme_bench.table": "retrieval", "lme_bench.schema_version": SCHEMA_VERSION},
 )
 
 
