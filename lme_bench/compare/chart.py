@@ -60,6 +60,19 @@ def wrap_label(label: str) -> list[str]:
     return lines
 
 
+def x_label(x: float, y: float, label: str, css: str = "") -> str:
+    """A centred axis label under a bar group, wrapped after hyphens."""
+    lines = "".join(
+        f'<tspan x="{x:.1f}" dy="{0 if i == 0 else 13}">{escape(line)}</tspan>'
+        for i, line in enumerate(wrap_label(label))
+    )
+    css_class = f'class="{css}" ' if css else ""
+    return (
+        f'<text {css_class}x="{x:.1f}" y="{y:.1f}" text-anchor="middle" '
+        f'font-size="11">{lines}</text>'
+    )
+
+
 def _y(value: float) -> float:
     return _TOP + _PLOT_HEIGHT * (1 - value)
 
@@ -112,15 +125,8 @@ def _group(index: int, group: BarGroup, series: tuple[str, str]) -> str:
             f'<text x="{center - 2:.1f}" y="{label_y:.1f}" text-anchor="middle" '
             f'font-size="10">{_percent(value)}</text>'
         )
-    x_label = _LEFT + (index + 0.5) * _GROUP_WIDTH
-    lines = "".join(
-        f'<tspan x="{x_label:.1f}" dy="{0 if i == 0 else 13}">{escape(line)}</tspan>'
-        for i, line in enumerate(wrap_label(group.label))
-    )
-    parts.append(
-        f'<text class="x-label" x="{x_label:.1f}" y="{_y(0.0) + 16:.1f}" '
-        f'text-anchor="middle" font-size="11">{lines}</text>'
-    )
+    x = _LEFT + (index + 0.5) * _GROUP_WIDTH
+    parts.append(x_label(x, _y(0.0) + 16, group.label, css="x-label"))
     parts.append("</g>")
     return "".join(parts)
 

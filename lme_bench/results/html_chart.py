@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from lme_bench.compare.chart import wrap_label
+from lme_bench.compare.chart import x_label
 
 _COLOR = "#4c78a8"
 _BAR_SLOT = 110
@@ -69,14 +69,7 @@ def _bar(index: int, bar: Bar) -> str:
     parts.append(
         f'<text x="{center + 12:.1f}" y="{label_y:.1f}" font-size="10">{_percent(bar.value)}</text>'
     )
-    lines = "".join(
-        f'<tspan x="{center:.1f}" dy="{0 if i == 0 else 13}">{escape(line)}</tspan>'
-        for i, line in enumerate(wrap_label(bar.label))
-    )
-    parts.append(
-        f'<text x="{center:.1f}" y="{_y(0.0) + 16:.1f}" text-anchor="middle" '
-        f'font-size="11">{lines}</text></g>'
-    )
+    parts.append(x_label(center, _y(0.0) + 16, bar.label) + "</g>")
     return "".join(parts)
 
 
