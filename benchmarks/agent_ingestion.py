@@ -18,10 +18,10 @@ from pathlib import Path
 
 import support  # noqa: F401  # this clone's lme_bench on the import path
 
-from lme_bench.config import load_settings
+from lme_bench.config.settings import load_settings
 from lme_bench.dataset.generate import generate_dataset
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.pipeline import bundled_sample, ingest_question, plan_run, prepare_questions
+from lme_bench.run.steps import bundled_sample, ingest_question, plan_run, prepare_questions
 
 
 def run_mode(data: Path, mode: str, folder: Path) -> tuple[list[SessionRecord], float]:

@@ -20,15 +20,15 @@ from pathlib import Path
 
 from support import free_port, start_memory_server
 
-from lme_bench.config import McpSettings
+from lme_bench.backends.mcp_session import McpSession
+from lme_bench.config.settings import McpSettings
 from lme_bench.dataset.generate import generate_dataset
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.raw import session_entries
-from lme_bench.memory.mcp_session import McpSession
-from lme_bench.memory.service import MemoryService
-from lme_bench.memory.store import EmbeddedStore
-from lme_bench.pipeline import bundled_sample
+from lme_bench.reference_memory.service import MemoryService
+from lme_bench.reference_memory.store import EmbeddedStore
+from lme_bench.run.steps import bundled_sample
 
 
 def _pct(values: list[float], q: float) -> float:

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from support import free_port, start_memory_server
 
-from lme_bench.config import McpSettings
-from lme_bench.memory.mcp_session import McpSession
+from lme_bench.backends.mcp_session import McpSession
+from lme_bench.config.settings import McpSettings
 
 WORDS = [
     "kayak",

@@ -26,16 +26,16 @@ from typing import Any
 
 from support import official_checkout, official_python
 
-from lme_bench.config import load_settings
+from lme_bench.config.settings import load_settings
 from lme_bench.dataset.models import Instance
-from lme_bench.pipeline import (
+from lme_bench.retrieval.official_ids import corpus_turn_ids
+from lme_bench.run.steps import (
     bundled_sample,
     evaluate_question,
     ingest_question,
     plan_run,
     prepare_questions,
 )
-from lme_bench.retrieval import corpus_turn_ids
 
 K_VALUES = (1, 3, 5, 10, 30, 50)
 # Runs in the official venv, in the checkout: reads {k, questions: [{ranking, correct, corpus}]}

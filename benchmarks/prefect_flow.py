@@ -68,7 +68,7 @@ fallback = false
 def _request(
     config: Path, data: Path, results: Path, limit: int | None = None, **overrides: Any
 ) -> Any:
-    from lme_bench.request import RunRequest
+    from lme_bench.run.request import RunRequest
 
     return RunRequest(
         config=str(config),
@@ -171,15 +171,13 @@ def _serial_answers(config: Path, data: Path, results: Path, questions: int) -> 
     from prefect.utilities.annotations import quote
 
     from flows.longmemeval import stage_tasks
-    from lme_bench import pipeline
+    from lme_bench.run import steps
 
     settings = _request(config, data, results, questions, **{"qa.top_ke": 8}).settings()
-    _, refs = pipeline.prepare_questions(pipeline.plan_run(settings), None, questions)
-    located = asyncio.run(
-        pipeline.locate_memories([r.question_id for r in refs], settings, "bench")
-    )
+    _, refs = steps.prepare_questions(steps.plan_run(settings), None, questions)
+    located = asyncio.run(steps.locate_memories([r.question_id for r in refs], settings, "bench"))
     outcomes = {
-        q: pipeline.IngestOutcome(q, at.vault_id, at.memory_id, at.entries, 0.0)
+        q: steps.IngestOutcome(q, at.vault_id, at.memory_id, at.entries, 0.0)
         for q, at in located.items()
     }
 
@@ -199,8 +197,8 @@ def _serial_answers(config: Path, data: Path, results: Path, questions: int) -> 
     started = time.perf_counter()
     for ref in refs:
         memory_id = outcomes[ref.question_id].memory_id
-        hypothesis = asyncio.run(pipeline.answer_question(ref, memory_id, settings))
-        asyncio.run(pipeline.judge_question(ref, hypothesis, settings))
+        hypothesis = asyncio.run(steps.answer_question(ref, memory_id, settings))
+        asyncio.run(steps.judge_question(ref, hypothesis, settings))
     return flow_s, time.perf_counter() - started
 
 

@@ -32,12 +32,12 @@ from prefect import flow, task, unmapped
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from lme_bench.config import ModelsSettings, ProviderSettings, Settings
-from lme_bench.limits import Limiter, provider_limiter
+from lme_bench.common.limits import Limiter, provider_limiter
+from lme_bench.config.run_section import LimitSettings, ProviderLimit
+from lme_bench.config.settings import ModelsSettings, ProviderSettings, Settings
 from lme_bench.providers.calls import CountedModel
 from lme_bench.providers.factory import model_for
 from lme_bench.providers.fake_stats import FAKE_CALLS
-from lme_bench.run_config import LimitSettings, ProviderLimit
 from tasks.limits import (
     PrefectConcurrencyLimiter,
     PrefectLimiter,

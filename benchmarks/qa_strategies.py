@@ -15,15 +15,15 @@ import time
 import support  # noqa: F401  # this clone's lme_bench on the import path
 from langchain_core.messages import AIMessage, BaseMessage
 
-from lme_bench.config import QaSettings, load_settings
+from lme_bench.backends.registry import open_backend
+from lme_bench.config.settings import QaSettings, load_settings
 from lme_bench.dataset.views import make_view
-from lme_bench.memory.factory import open_backend
-from lme_bench.pipeline import ingest_question, plan_run, prepare_questions
 from lme_bench.providers.calls import CallAccount, CountedModel
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.providers.fake_policies import quote_memory
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.qa.strategies import Answerer
+from lme_bench.run.steps import ingest_question, plan_run, prepare_questions
 
 
 def stand_in(messages: list[BaseMessage]) -> AIMessage:

@@ -2,7 +2,7 @@
 
     python benchmarks/retrieval_scale.py --scale s --questions 50 [--workers 2] [--flow]
 
-Generates the data once (benchmarks/data/), then runs the benchmark's steps (lme_bench.pipeline)
+Generates the data once (benchmarks/data/), then runs the benchmark's steps (lme_bench.run.steps)
 in a thread pool, or the whole Prefect flow with --flow, into a fresh results folder, and prints
 one Markdown row of figures: phase times (and the evaluation's CPU time), questions/s, turns/s,
 peak RSS and store size.
@@ -22,16 +22,16 @@ from pathlib import Path
 
 from support import ROOT
 
-from lme_bench.config import Settings, load_settings
+from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.generate import generate_dataset
-from lme_bench.pipeline import (
+from lme_bench.run.finish import RunResults, write_run
+from lme_bench.run.steps import (
     RunPlan,
     evaluate_question,
     ingest_question,
     plan_run,
     prepare_questions,
 )
-from lme_bench.report import RunResults, write_run
 
 
 def _peak_rss_mb() -> float:
@@ -77,7 +77,7 @@ def _flow(plan: RunPlan, config: Path, data: Path, results: Path) -> dict[str, f
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
     from flows.longmemeval import longmemeval
-    from lme_bench.request import RunRequest
+    from lme_bench.run.request import RunRequest
 
     t0 = time.perf_counter()
     result = longmemeval(

@@ -14,13 +14,13 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 
-from lme_bench.report import RunReport
-from lme_bench.results.ui_report import (
+from lme_bench.results.ui_markdown import (
     compare_markdown,
     qa_table,
     report_markdown,
     retrieval_table,
 )
+from lme_bench.run.finish import RunReport
 
 
 class Progress:

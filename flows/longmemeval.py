@@ -26,18 +26,18 @@ from prefect.utilities.annotations import quote
 from flows import artifacts, schedule
 from flows.scale_out import run_shards
 from flows.stopping import stopping_cleanly
-from lme_bench import cache_keys, pipeline
-from lme_bench.collect import Done, Job, RunCollector
-from lme_bench.config import Settings
+from lme_bench.common.secrets import RedactingLogFilter
+from lme_bench.common.stop_signal import STOPPING
+from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.progress import RunProgress
-from lme_bench.report import headline
-from lme_bench.request import RunRequest
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_settings
 from lme_bench.results.rerun import failed_question_ids, merge_previous
-from lme_bench.secrets import RedactingLogFilter
-from lme_bench.stop_signal import STOPPING
+from lme_bench.run import cache_keys, steps
+from lme_bench.run.collect import Done, Job, RunCollector
+from lme_bench.run.finish import headline
+from lme_bench.run.progress import RunProgress
+from lme_bench.run.request import RunRequest
 from tasks import benchmark as tasks
 from tasks.storage import result_storage
 
@@ -200,11 +200,11 @@ def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
         return _run_request(request)
 
 
-def _checked_plan(request: RunRequest, record: bool) -> tuple[Settings, pipeline.RunPlan]:
+def _checked_plan(request: RunRequest, record: bool) -> tuple[Settings, steps.RunPlan]:
     """The request's settings and plan, refused (SettingsChanged) when its run id recorded
     other settings; with `record`, a request that is no replay records them."""
     settings = request.settings()
-    plan = pipeline.plan_run(settings)
+    plan = steps.plan_run(settings)
     plan = replace(plan, request=request.model_dump(mode="json", exclude={"failed_only", "replay"}))
     check_settings(plan.run_dir, settings, request.failed_only)
     if record and not request.replay:  # a replay runs what was recorded, keeping the first request

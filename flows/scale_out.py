@@ -17,8 +17,8 @@ from prefect.client.schemas.objects import FlowRun
 from prefect.deployments import run_deployment
 from prefect.flow_runs import wait_for_flow_run
 
-from lme_bench import pipeline
-from lme_bench.request import RunRequest
+from lme_bench.run import steps
+from lme_bench.run.request import RunRequest
 
 
 def _shards(question_ids: list[str], shards: int) -> list[list[str]]:
@@ -32,8 +32,8 @@ def run_shards(request: RunRequest) -> RunRequest:
     settings = request.settings()
     if settings.cache.scope == "off":
         raise ValueError("scale-out collects the shards' work from the task cache: [cache] is off")
-    plan = pipeline.plan_run(settings)
-    _, refs = pipeline.prepare_questions(plan, request.questions, request.limit)
+    plan = steps.plan_run(settings)
+    _, refs = steps.prepare_questions(plan, request.questions, request.limit)
     child = request.model_copy(update={"shards": 1, "shard_deployment": None, "limit": None})
     stages = [s for s in settings.stages if s != "report"]
     logger = get_run_logger()

@@ -15,7 +15,7 @@ from typing import Any
 
 from prefect.futures import PrefectFuture
 
-from lme_bench.collect import Done, Job
+from lme_bench.run.collect import Done, Job
 
 STAGE_ORDER = ("judge", "answer", "retrieval", "ingest")
 

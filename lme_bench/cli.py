@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.compare import CompareError
-from lme_bench.config import ConfigError
+from lme_bench.config.settings import ConfigError
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.results.atomic import ResultsWriteError
 from lme_bench.results.run_folder import RerunError
@@ -168,7 +168,7 @@ def _serve_error(message: str) -> int:
 
 
 def _memory_serve(args: argparse.Namespace) -> int:
-    from lme_bench.memory.http_access import (
+    from lme_bench.reference_memory.http_access import (
         TOKEN_ENV,
         AccessError,
         check_token,
@@ -202,7 +202,7 @@ def _memory_serve(args: argparse.Namespace) -> int:
             )
     if not 0.0 <= args.alpha <= 1.0:
         return _serve_error(f"--alpha must be between 0 and 1, got {args.alpha}")
-    from lme_bench.memory.mcp_server import serve
+    from lme_bench.reference_memory.mcp_server import serve
 
     serve(
         args.path,
@@ -220,7 +220,7 @@ def _memory_serve(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lme_bench.request import RunRequest
+    from lme_bench.run.request import RunRequest
 
     request = RunRequest(
         config=str(args.config),
@@ -236,10 +236,10 @@ def _run(args: argparse.Namespace) -> int:
 def _rerun(args: argparse.Namespace) -> int:
     """The run's recorded request with its recorded settings (whatever the environment says
     now): only what failed or changed since is redone."""
-    from lme_bench.request import RunRequest
     from lme_bench.results.recorded_settings import recorded_run
     from lme_bench.results.rerun import failed_question_ids
     from lme_bench.results.run_folder import read_manifest
+    from lme_bench.run.request import RunRequest
 
     run_dir = args.results_dir / args.run_id
     recorded = recorded_run(run_dir)
@@ -286,8 +286,8 @@ def _start(request: Any, verbose: bool = False) -> int:
     """Check the request's config and data, then run the flow in this process: a progress line
     instead of one log line per task run unless `verbose`; at the end the summary, the results
     folder and the run's headline."""
-    from lme_bench.pipeline import plan_run, prepare_questions
     from lme_bench.results.recorded_settings import check_settings
+    from lme_bench.run.steps import plan_run, prepare_questions
 
     settings = request.settings()
     plan = plan_run(settings)
@@ -324,10 +324,10 @@ def _start(request: Any, verbose: bool = False) -> int:
 
 def _estimate(args: argparse.Namespace) -> int:
     from lme_bench.dataset.shards import prepare_dataset, select_questions
-    from lme_bench.estimate import estimate_run
-    from lme_bench.pipeline import bundled_sample
-    from lme_bench.request import RunRequest
     from lme_bench.results.estimate_report import estimate_markdown
+    from lme_bench.run.estimate import estimate_run
+    from lme_bench.run.request import RunRequest
+    from lme_bench.run.steps import bundled_sample
 
     dataset = str(args.dataset) if args.dataset else None
     settings = RunRequest(config=str(args.config), dataset=dataset).settings()

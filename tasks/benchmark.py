@@ -1,6 +1,6 @@
-"""Prefect tasks of the benchmark: each one calls one core function (lme_bench.pipeline).
+"""Prefect tasks of the benchmark: each one calls one core function (lme_bench.run.steps).
 
-Per-question tasks persist their results under cache keys from lme_bench.cache_keys, so a
+Per-question tasks persist their results under cache keys from lme_bench.run.cache_keys, so a
 rerun of a run (or `prefect flow-run retry`) redoes only what failed or changed. A stage that
 ends with failure rows raises StageFailed: the task fails, is not cached, and the flow still
 gets the rows from the exception.
@@ -22,13 +22,13 @@ from prefect.runtime import task_run
 from prefect.settings import PREFECT_TASKS_REFRESH_CACHE
 from prefect.utilities.annotations import BaseAnnotation
 
-from lme_bench import cache_keys, pipeline, report
-from lme_bench.config import Settings
+from lme_bench.common.transient import is_transient, scrubbed
+from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
 from lme_bench.ingest.question import MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
-from lme_bench.retrieval import RetrievalRow
-from lme_bench.transient import is_transient, scrubbed
+from lme_bench.retrieval.official_ids import RetrievalRow
+from lme_bench.run import cache_keys, finish, steps
 
 T = TypeVar("T")
 
@@ -67,7 +67,7 @@ def stage_key(
     upstream: Any,
     ingestion_id: str | None = None,
 ) -> str | None:
-    """The cache key of a per-question stage's result (see lme_bench.cache_keys)."""
+    """The cache key of a per-question stage's result (see lme_bench.run.cache_keys)."""
     if stage == "ingest" and "ingest" not in settings.stages:
         return None  # only looks the memory up: nothing worth keeping
     return cache_keys.stage_key(stage, ref, settings, scope, upstream, ingestion_id)
@@ -132,9 +132,9 @@ def _per_question(stage: str) -> dict[str, Any]:
 
 @task(name="prepare-questions", cache_policy=NO_CACHE)
 def prepare_questions(
-    plan: pipeline.RunPlan, question_ids: list[str] | None, limit: int | None
+    plan: steps.RunPlan, question_ids: list[str] | None, limit: int | None
 ) -> tuple[PreparedDataset, list[QuestionRef]]:
-    return pipeline.prepare_questions(plan, question_ids, limit)
+    return steps.prepare_questions(plan, question_ids, limit)
 
 
 @task(name="locate-memories", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5)
@@ -142,46 +142,46 @@ def locate_memories(
     refs: list[QuestionRef], settings: Settings, scope: str
 ) -> dict[str, MemoryLocation]:
     question_ids = [r.question_id for r in refs]
-    return asyncio.run(pipeline.locate_memories(question_ids, settings, scope))
+    return asyncio.run(steps.locate_memories(question_ids, settings, scope))
 
 
 @task(**_per_question("ingest"))
 def ingest_question(
     ref: QuestionRef, settings: Settings, scope: str, location: MemoryLocation
-) -> pipeline.IngestOutcome:
-    return _run(pipeline.ingest_question(ref, settings, scope, location), settings)
+) -> steps.IngestOutcome:
+    return _run(steps.ingest_question(ref, settings, scope, location), settings)
 
 
 @task(**_per_question("retrieval"))
 def evaluate_question(
-    ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings, scope: str
+    ref: QuestionRef, outcome: steps.IngestOutcome, settings: Settings, scope: str
 ) -> list[RetrievalRow]:
-    return _run(pipeline.evaluate_question(ref, outcome, settings), settings)
+    return _run(steps.evaluate_question(ref, outcome, settings), settings)
 
 
 @task(**_per_question("answer"))
 def answer_question(
-    ref: QuestionRef, outcome: pipeline.IngestOutcome, settings: Settings, scope: str
+    ref: QuestionRef, outcome: steps.IngestOutcome, settings: Settings, scope: str
 ) -> HypothesisRow:
-    row = _run(pipeline.answer_question(ref, outcome.memory_id, settings), settings)
-    return pipeline.require_ok(row)
+    row = _run(steps.answer_question(ref, outcome.memory_id, settings), settings)
+    return steps.require_ok(row)
 
 
 @task(**_per_question("judge"))
 def judge_question(
     ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings, scope: str, ingestion_id: str
 ) -> list[ScoreRow]:
-    rows = _run(pipeline.judge_question(ref, hypothesis, settings), settings)
-    return pipeline.require_ok(rows)
+    rows = _run(steps.judge_question(ref, hypothesis, settings), settings)
+    return steps.require_ok(rows)
 
 
 @task(name="write-results", cache_policy=NO_CACHE)
 def write_results(
-    plan: pipeline.RunPlan,
+    plan: steps.RunPlan,
     settings: Settings,
     prepared: PreparedDataset,
     refs: list[QuestionRef],
-    results: report.RunResults,
+    results: finish.RunResults,
     started_at: datetime,
-) -> report.RunReport:
-    return report.write_run(plan, settings, prepared, refs, results, started_at)
+) -> finish.RunReport:
+    return finish.write_run(plan, settings, prepared, refs, results, started_at)

@@ -33,9 +33,9 @@ from prefect.client.schemas.actions import (
 from prefect.concurrency.asyncio import ConcurrencySlotAcquisitionError, concurrency, rate_limit
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 
-from lme_bench.config import Settings
-from lme_bench.limits import InProcessLimiter, ThreadSafeSlots, set_shared_limiter_factory
-from lme_bench.run_config import ProviderLimit
+from lme_bench.common.limits import InProcessLimiter, ThreadSafeSlots, set_shared_limiter_factory
+from lme_bench.config.run_section import ProviderLimit
+from lme_bench.config.settings import Settings
 
 PREFIX = "lme-bench-provider-"
 LEASE_S = 300.0  # the server accepts 60 s to 1 day

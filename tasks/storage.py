@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from lme_bench.config import Settings
+from lme_bench.config.settings import Settings
 
 
 def result_storage(settings: Settings) -> Path | str:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
 from lme_bench.results.html_report import write_html_report
-from lme_bench.results.qa_report import qa_summary
+from lme_bench.results.qa_scores import qa_summary
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.results.summary import summarize_retrieval
-from lme_bench.retrieval import RetrievalRow
+from lme_bench.retrieval.official_ids import RetrievalRow
 from tests.factories import make_question
 
 HOSTILE = '<script>document.title="pwned"</script><img src=x onerror=alert(1)>'

@@ -14,9 +14,10 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from lme_bench.config import ProviderSettings, Settings, load_settings
+from lme_bench.config.settings import ProviderSettings, Settings, load_settings
 from lme_bench.dataset.loader import iter_questions
-from lme_bench.pipeline import (
+from lme_bench.run.finish import RunResults, write_run
+from lme_bench.run.steps import (
     answer_question,
     bundled_sample,
     evaluate_question,
@@ -25,7 +26,6 @@ from lme_bench.pipeline import (
     plan_run,
     prepare_questions,
 )
-from lme_bench.report import RunResults, write_run
 from tests.judge.standin_checkout import expected_prompt, make_checkout
 from tests.providers.fake_openai_server import serve
 

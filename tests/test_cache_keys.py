@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench import cache_keys, code_digest
-from lme_bench.config import Settings, load_settings
+from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow
+from lme_bench.run import cache_keys, code_digest
 
 STAGES = ("ingest", "retrieval", "answer", "judge")
 REF = QuestionRef(0, "q1", "single-session-user", False, "ab" * 32, 2, 4, "shard-0")
@@ -97,8 +97,8 @@ def test_a_stage_closure_follows_lazy_imports_and_skips_type_checking_ones() -> 
         "from . import sibling\n"
         "from ..metrics.retrieval import score_ranking\n"
         "if TYPE_CHECKING:\n"
-        "    from lme_bench.config import Settings\n"
-        "    import lme_bench.report\n"
+        "    from lme_bench.config.settings import Settings\n"
+        "    import lme_bench.run.finish\n"
         "def run() -> None:\n"
         "    from lme_bench.judge import (\n"
         "        fallback,  # the labelled scorer\n"
@@ -108,25 +108,28 @@ def test_a_stage_closure_follows_lazy_imports_and_skips_type_checking_ones() -> 
     names = code_digest.imported_names(source, "lme_bench.qa.stage", is_package=False)
     assert {
         "lme_bench.qa.sibling",
-        "lme_bench.metrics.retrieval",
+        "lme_bench.metrics.ranking_metrics",
         "lme_bench.judge.fallback",
         "lme_bench.judge.verdict",
         "lme_bench.judge",
         "lme_bench",
     } <= names
-    assert "lme_bench.config" not in names and "lme_bench.report" not in names
+    assert "lme_bench.config.settings" not in names and "lme_bench.run.finish" not in names
 
 
 def test_the_closures_hold_the_stage_modules_they_should() -> None:
     ingest = code_digest.module_closure(code_digest.STAGE_ENTRIES["ingest"])
     retrieval = code_digest.module_closure(code_digest.STAGE_ENTRIES["retrieval"])
     judge = code_digest.module_closure(code_digest.STAGE_ENTRIES["judge"])
-    assert {"lme_bench.ingest.agent", "lme_bench.memory.store"} <= ingest.keys()
-    assert "lme_bench.metrics.retrieval" not in ingest
+    assert {"lme_bench.ingest.agent", "lme_bench.reference_memory.store"} <= ingest.keys()
+    assert "lme_bench.metrics.ranking_metrics" not in ingest
     assert not any(name.startswith("lme_bench.qa") for name in ingest)
-    assert {"lme_bench.metrics.retrieval", "lme_bench.memory.store"} <= retrieval.keys()
+    assert {
+        "lme_bench.metrics.ranking_metrics",
+        "lme_bench.reference_memory.store",
+    } <= retrieval.keys()
     assert {"lme_bench.judge.runner", "lme_bench.judge.prompts"} <= judge.keys()
-    assert "lme_bench.cache_keys" not in ingest | retrieval | judge
+    assert "lme_bench.run.cache_keys" not in ingest | retrieval | judge
 
 
 def test_a_stage_is_hashed_once_per_process(

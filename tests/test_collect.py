@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lme_bench.collect import Done, Job, RunCollector
-from lme_bench.config import load_settings
+from lme_bench.config.settings import load_settings
 from lme_bench.dataset.shards import prepare_dataset
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
-from lme_bench.pipeline import StageFailed
 from lme_bench.qa.stage import unanswered_row
+from lme_bench.run.collect import Done, Job, RunCollector
+from lme_bench.run.steps import StageFailed
 from tests.factories import make_question
 
 
@@ -60,7 +60,7 @@ def test_failure_rows_are_kept_but_the_question_counts_as_failed(tmp_path: Path)
     failed = unanswered_row(collector.refs[0], collector.settings, "RateLimitError: quota")
     assert collector.finished(Done(answer, None, StageFailed(failed))) == []  # no judging
     assert collector.results().hypotheses == [failed]
-    assert collector.failed["q1"] == "lme_bench.pipeline.StageFailed: RateLimitError: quota"
+    assert collector.failed["q1"] == "lme_bench.run.steps.StageFailed: RateLimitError: quota"
 
 
 def test_the_longest_ingestion_is_started_first(tmp_path: Path) -> None:

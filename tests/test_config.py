@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.config import ConfigError, load_settings
+from lme_bench.config.settings import ConfigError, load_settings
 
 
 def _toml(tmp_path: Path, text: str) -> Path:
@@ -71,8 +71,8 @@ def test_missing_config_file(tmp_path: Path) -> None:
 def test_judge_defaults_to_the_official_model_and_none_opts_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lme_bench.pipeline import plan_run
     from lme_bench.providers.errors import ProviderConfigError
+    from lme_bench.run.steps import plan_run
 
     assert load_settings(None).models.judge == "openai:gpt-4o-2024-08-06"
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

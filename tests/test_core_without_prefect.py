@@ -36,7 +36,7 @@ def test_importing_every_lme_bench_module_loads_no_prefect() -> None:
     found = json.loads(done.stdout.splitlines()[-1])
     assert found["failed"] == []
     # the walk reached the whole package: the top level, a subpackage and a leaf module
-    assert {"lme_bench.cli", "lme_bench.memory", "lme_bench.providers.retry"} <= set(
+    assert {"lme_bench.cli", "lme_bench.reference_memory", "lme_bench.providers.retry"} <= set(
         found["modules"]
     )
     assert found["prefect"] == []

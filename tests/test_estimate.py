@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from lme_bench.cli import main
-from lme_bench.config import load_settings
-from lme_bench.estimate import calls_models, estimate_run
-from lme_bench.pipeline import (
+from lme_bench.config.settings import load_settings
+from lme_bench.run.estimate import calls_models, estimate_run
+from lme_bench.run.steps import (
     answer_question,
     ingest_question,
     judge_question,

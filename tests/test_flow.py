@@ -15,8 +15,8 @@ from prefect.client.orchestration import get_client
 from prefect.testing.utilities import prefect_test_harness
 
 from flows.longmemeval import RunFailures, longmemeval
-from lme_bench import pipeline
-from lme_bench.request import RunRequest
+from lme_bench.run import steps
+from lme_bench.run.request import RunRequest
 
 
 @pytest.fixture(scope="module")
@@ -61,14 +61,14 @@ def test_flow_on_the_sample_writes_results_and_artifacts(harness: None, tmp_path
 def test_failed_question_becomes_error_rows_and_fails_the_run(
     harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = pipeline.ingest_question
+    real = steps.ingest_question
 
     async def flaky(ref: Any, settings: Any, run_id: str, location: Any = None) -> Any:
         if ref.index == 0:
             raise ValueError("memory rejected the write")
         return await real(ref, settings, run_id)
 
-    monkeypatch.setattr(pipeline, "ingest_question", flaky)
+    monkeypatch.setattr(steps, "ingest_question", flaky)
     with pytest.raises(RunFailures, match="1 question"):
         longmemeval(RunRequest(results_dir=str(tmp_path), run_id="broken", limit=3))
     table = pq.read_table(tmp_path / "broken" / "retrieval.parquet").to_pylist()

@@ -10,21 +10,21 @@ from typing import Any
 
 import pytest
 
-from lme_bench.config import Settings, load_settings
+from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.ingest.raw import session_entries
-from lme_bench.memory.embedded import EmbeddedBackend
-from lme_bench.metrics.retrieval import (
+from lme_bench.metrics.ranking_metrics import (
     mean_metrics,
     score_ranking,
     score_turn_ranking_at_session_level,
 )
-from lme_bench.pipeline import evaluate_question, ingest_question, plan_run, prepare_questions
 from lme_bench.results.summary import summarize_retrieval
-from lme_bench.retrieval import RetrievalRow, corpus_turn_ids, evaluate_retrieval
+from lme_bench.retrieval.official_ids import RetrievalRow, corpus_turn_ids, evaluate_retrieval
+from lme_bench.run.steps import evaluate_question, ingest_question, plan_run, prepare_questions
 from tests.factories import make_question
 
 Ingested = tuple[Settings, list[QuestionRef], list[IngestOutcome]]

@@ -13,13 +13,13 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from lme_bench.config import IngestSettings
+from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.agent import AgentIngestor
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.memory.embedded import EmbeddedBackend
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.providers.fake_policies import note_taker
 from lme_bench.providers.retry import RetryPolicy

@@ -8,10 +8,10 @@ import re
 import sqlite3
 from pathlib import Path
 
-from lme_bench.config import load_settings
+from lme_bench.config.settings import load_settings
 from lme_bench.dataset.loader import iter_questions
-from lme_bench.memory.titles import memory_titles
-from lme_bench.pipeline import bundled_sample, ingest_question, plan_run, prepare_questions
+from lme_bench.ingest.titles import memory_titles
+from lme_bench.run.steps import bundled_sample, ingest_question, plan_run, prepare_questions
 
 ALLOWED_TAGS = {"session_key", "turn_index", "role", "session_date"}
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from lme_bench.config import McpSettings, Settings, load_settings
+from lme_bench.config.settings import McpSettings, Settings, load_settings
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.dataset.models import Instance
-from lme_bench.pipeline import (
+from lme_bench.run.steps import (
     answer_question,
     bundled_sample,
     evaluate_question,

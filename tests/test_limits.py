@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from lme_bench.config import Settings
-from lme_bench.limits import (
+from lme_bench.common.limits import (
     InProcessLimiter,
     Limiter,
     Pacer,
@@ -24,10 +23,11 @@ from lme_bench.limits import (
     provider_limiter,
     set_shared_limiter_factory,
 )
+from lme_bench.config.run_section import LimitSettings, ProviderLimit
+from lme_bench.config.settings import Settings
 from lme_bench.providers.calls import CountedModel
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.providers.retry import RetryPolicy
-from lme_bench.run_config import LimitSettings, ProviderLimit
 
 
 class InFlight:

@@ -10,17 +10,17 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from lme_bench.config import load_settings
-from lme_bench.memory.embedded import EmbeddedBackend
-from lme_bench.metrics.retrieval import METRIC_NAMES
-from lme_bench.pipeline import (
+from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.config.settings import load_settings
+from lme_bench.metrics.ranking_metrics import METRIC_NAMES
+from lme_bench.run.finish import RunResults, write_run
+from lme_bench.run.steps import (
     error_rows,
     evaluate_question,
     ingest_question,
     plan_run,
     prepare_questions,
 )
-from lme_bench.report import RunResults, write_run
 
 
 def test_steps_write_complete_results_and_reingestion_adds_nothing(tmp_path: Path) -> None:
@@ -79,8 +79,8 @@ def test_search_of_a_memory_built_by_ingestion(tmp_path: Path) -> None:
 
 
 def test_new_ingestion_settings_under_the_same_run_id_are_refused(tmp_path: Path) -> None:
+    from lme_bench.common.transient import is_transient
     from lme_bench.ingest.question import IngestSettingsChanged
-    from lme_bench.transient import is_transient
 
     common = {"run.results_dir": str(tmp_path), "run.id": "same"}
     raw = load_settings(None, **common)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import io
 
-from lme_bench.config import PriceSettings
+from lme_bench.config.settings import PriceSettings
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.progress import RunProgress
 from lme_bench.results.qa_tables import HypothesisRow
+from lme_bench.run.progress import RunProgress
 
 
 class Clock:

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.config import Settings, load_settings
-from lme_bench.request import RunRequest
+from lme_bench.config.settings import Settings, load_settings
 from lme_bench.results import recorded_settings
 from lme_bench.results.recorded_settings import (
     SettingsChanged,
@@ -20,6 +19,7 @@ from lme_bench.results.recorded_settings import (
     record_settings,
 )
 from lme_bench.results.run_folder import RerunError
+from lme_bench.run.request import RunRequest
 
 CONFIG = Path("configs/full-fake.toml")
 

@@ -20,12 +20,13 @@ from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 from prefect.testing.utilities import prefect_test_harness
 
 from flows.longmemeval import RunFailures, longmemeval
-from lme_bench import cli, pipeline
+from lme_bench import cli
 from lme_bench.dataset.errors import DatasetError
-from lme_bench.memory.titles import memory_title
+from lme_bench.ingest.titles import memory_title
 from lme_bench.providers.fake_stats import FAKE_CALLS
-from lme_bench.request import RunRequest
 from lme_bench.results.recorded_settings import SettingsChanged
+from lme_bench.run import steps
+from lme_bench.run.request import RunRequest
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +68,7 @@ def executed(monkeypatch: pytest.MonkeyPatch) -> Executed:
         "judge": "judge_question",
     }
     for stage, name in steps.items():
-        real = getattr(pipeline, name)
+        real = getattr(steps, name)
 
         def counted(
             ref: Any, *args: Any, _stage: str = stage, _real: Any = real, **kwargs: Any
@@ -77,7 +78,7 @@ def executed(monkeypatch: pytest.MonkeyPatch) -> Executed:
                 raise ValueError(f"memory rejected the write for {ref.question_id}")
             return _real(ref, *args, **kwargs)
 
-        monkeypatch.setattr(pipeline, name, counted)
+        monkeypatch.setattr(steps, name, counted)
     record.reset()
     return record
 
@@ -399,13 +400,13 @@ def test_emptied_memory_is_ingested_again_not_skipped_by_its_checkpoints(tmp_pat
     """What the ingest task does when the flow finds a question's memory empty (its entries
     deleted, the memory itself kept) and so bypasses the cache."""
     settings = _request(tmp_path, "emptied", **AGENTIC).settings()
-    _, refs = pipeline.prepare_questions(pipeline.plan_run(settings), None, 1)
+    _, refs = steps.prepare_questions(steps.plan_run(settings), None, 1)
     ref, store = refs[0], tmp_path / "memory.sqlite"
 
     async def ingest() -> tuple[Any, Any]:
-        located = await pipeline.locate_memories([ref.question_id], settings, "emptied")
+        located = await steps.locate_memories([ref.question_id], settings, "emptied")
         location = located[ref.question_id]
-        return location, await pipeline.ingest_question(ref, settings, "emptied", location)
+        return location, await steps.ingest_question(ref, settings, "emptied", location)
 
     location, first = asyncio.run(ingest())
     assert location.entries == 0 and first.entries > 0

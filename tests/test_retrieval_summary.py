@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from lme_bench.metrics.retrieval import METRIC_NAMES
+from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.summary import (
     WITH_USER_EVIDENCE_ROW,
     summarize_retrieval,
     summary_markdown,
     summary_table,
 )
-from lme_bench.retrieval import RetrievalRow, failed_rows
+from lme_bench.retrieval.official_ids import RetrievalRow, failed_rows
 
 
 def _row(

@@ -16,7 +16,7 @@ from lme_bench.results.ingest_table import (
     ingest_totals,
     totals_markdown,
 )
-from lme_bench.results.qa_report import qa_markdown, qa_summary
+from lme_bench.results.qa_scores import qa_markdown, qa_summary
 from lme_bench.results.qa_tables import (
     HYPOTHESES_SCHEMA,
     SCORES_SCHEMA,

@@ -10,8 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from lme_bench.common.row_schema import row_fields
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.metrics.retrieval import METRIC_NAMES
+from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.ingest_table import INGEST_SCHEMA, ingest_table
 from lme_bench.results.qa_tables import (
     HYPOTHESES_SCHEMA,
@@ -23,8 +24,7 @@ from lme_bench.results.qa_tables import (
 )
 from lme_bench.results.readback import read_hypotheses, read_ingest, read_scores
 from lme_bench.results.tables import RETRIEVAL_SCHEMA
-from lme_bench.retrieval import RetrievalRow
-from lme_bench.row_schema import row_fields
+from lme_bench.retrieval.official_ids import RetrievalRow
 
 
 @pytest.mark.parametrize(

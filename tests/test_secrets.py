@@ -29,7 +29,7 @@ from prefect.testing.utilities import prefect_test_harness
 
 import flows.longmemeval  # noqa: F401  (Prefect configures logging on import: before capturing)
 from lme_bench.cli import main
-from lme_bench.secrets import RedactingLogFilter, redact_secrets
+from lme_bench.common.secrets import RedactingLogFilter, redact_secrets
 from tests.providers.fake_openai_server import serve
 
 OPENAI_CANARY = f"sk-canary-{uuid.uuid4().hex}"
@@ -229,7 +229,7 @@ def test_a_key_in_an_exception_that_fails_a_task_is_redacted_everywhere(
 
 
 def test_redaction_masks_configured_and_well_known_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    from lme_bench.config import load_settings
+    from lme_bench.config.settings import load_settings
 
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_CANARY)
     monkeypatch.setenv("MY_LLM_CREDENTIAL", LOCAL_CANARY)  # named only in the config

@@ -4,10 +4,10 @@ import sqlite3
 
 import pytest
 
-from lme_bench.config import ConfigError
+from lme_bench.common.transient import is_transient
+from lme_bench.config.settings import ConfigError
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.providers.errors import ProviderConfigError, ProviderThrottled, ProviderUnavailable
-from lme_bench.transient import is_transient
 
 
 @pytest.mark.parametrize(

@@ -28,10 +28,10 @@ from lme_bench.agent.prompts import (
     session_end_text,
 )
 from lme_bench.agent.tools import Observed, SessionWrites
-from lme_bench.config import IngestSettings
+from lme_bench.common.stop_signal import check_stopping
+from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.views import SessionView
 from lme_bench.providers.calls import CountedModel
-from lme_bench.stop_signal import check_stopping
 
 
 class _State(TypedDict):

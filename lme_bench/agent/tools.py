@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from lme_bench.memory.types import NewEntry
+from lme_bench.backends.entry_types import NewEntry
 
 SUMMARY_LIMIT = 512
 

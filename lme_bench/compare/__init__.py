@@ -5,7 +5,7 @@
 per run (lme_bench.compare.load), computes per-type, task-averaged, overall and abstention
 accuracies and every retrieval metric at every k with paired bootstrap intervals of B - A
 (lme_bench.compare.paired), and writes `compare-<A>-vs-<B>.{md,json,html,png}` into the output
-folder (lme_bench.compare.report, lme_bench.compare.chart). Everything is rendered before the
+folder (lme_bench.compare.render, lme_bench.compare.chart). Everything is rendered before the
 first file is written, and every file is written atomically: a failure leaves no partial file.
 """
 
@@ -27,7 +27,7 @@ from lme_bench.compare.load import (
     select_labels,
 )
 from lme_bench.compare.paired import compare_labels, compare_metrics
-from lme_bench.compare.report import (
+from lme_bench.compare.render import (
     Comparison,
     QaPart,
     RetrievalComparison,

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from lme_bench.metrics.qa import Judged
-from lme_bench.metrics.retrieval import METRIC_NAMES
+from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 
 SCORES_FILE = "scores.parquet"
 RETRIEVAL_FILE = "retrieval.parquet"

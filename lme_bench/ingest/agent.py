@@ -17,18 +17,18 @@ from langchain_core.language_models import BaseChatModel
 from lme_bench.agent.prompts import AgentPrompts, bootstrap_block, build_prompts
 from lme_bench.agent.session import SessionAgent
 from lme_bench.agent.tools import AGENTIC_TOOLS, CONTEXT_TOOLS
-from lme_bench.config import IngestSettings
+from lme_bench.backends.entry_memory import EntryMemory
+from lme_bench.backends.entry_types import NewEntry
+from lme_bench.common.limits import Limiter, call_priority
+from lme_bench.common.stop_signal import check_stopping
+from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.views import QuestionView, SessionView
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.held import held_turns, missing
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.limits import Limiter, call_priority
-from lme_bench.memory.base import MemoryBackend
-from lme_bench.memory.tool_results import default_prompts
-from lme_bench.memory.types import NewEntry
 from lme_bench.providers.calls import CallAccount, CountedModel
 from lme_bench.providers.retry import RetryPolicy, set_retry_columns
-from lme_bench.stop_signal import check_stopping
+from lme_bench.reference_memory.tool_results import default_prompts
 
 
 class AgentIngestor:
@@ -36,7 +36,7 @@ class AgentIngestor:
 
     def __init__(
         self,
-        backend: MemoryBackend,
+        backend: EntryMemory,
         model: BaseChatModel,
         settings: IngestSettings,
         checkpoints: Checkpoints,

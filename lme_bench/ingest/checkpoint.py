@@ -21,9 +21,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from lme_bench.backends.entry_types import NewEntry
+from lme_bench.common.sqlite_writes import write_lock
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.memory.types import NewEntry
-from lme_bench.sqlite_writes import write_lock
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (

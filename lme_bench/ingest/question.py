@@ -6,19 +6,19 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from lme_bench.config import Settings
+from lme_bench.backends.entry_memory import EntryMemory
+from lme_bench.backends.registry import open_backend, vault_title
+from lme_bench.common.limits import provider_limiter
+from lme_bench.common.settings_digest import ingest_fingerprint
+from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.agent import AgentIngestor
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.raw import ingest_raw
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.limits import provider_limiter
-from lme_bench.memory.base import MemoryBackend
-from lme_bench.memory.factory import open_backend, vault_title
-from lme_bench.memory.titles import memory_title
+from lme_bench.ingest.titles import memory_title
 from lme_bench.providers.factory import check_models, model_for, parse_model, problems
-from lme_bench.settings_digest import ingest_fingerprint
 
 
 class MissingMemoryError(ValueError):
@@ -102,7 +102,7 @@ async def locate_memories(
     return located
 
 
-async def _items_held(backend: MemoryBackend, vault_id: str, memory_id: str) -> int:
+async def _items_held(backend: EntryMemory, vault_id: str, memory_id: str) -> int:
     """Entries, plus one when a context is stored (context-only ingestion writes no entries)."""
     entries = await backend.count_entries(memory_id)
     return entries + int(bool(await backend.get_context(vault_id, memory_id)))

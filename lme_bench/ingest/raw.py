@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import time
 
+from lme_bench.backends.entry_memory import EntryMemory
+from lme_bench.backends.entry_types import NewEntry
+from lme_bench.common.stop_signal import check_stopping
 from lme_bench.dataset.views import QuestionView, SessionView
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.held import TurnKey, held_turns, missing
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.memory.base import MemoryBackend
-from lme_bench.memory.types import NewEntry
-from lme_bench.stop_signal import check_stopping
 
 SUMMARY_LIMIT = 512  # Mycelian's entry summary limit, in characters
 MODE = "raw"
@@ -47,7 +47,7 @@ def session_entries(session: SessionView) -> list[NewEntry]:
 async def ingest_raw(
     question_id: str,
     view: QuestionView,
-    backend: MemoryBackend,
+    backend: EntryMemory,
     vault_id: str,
     memory_id: str,
     checkpoints: Checkpoints,

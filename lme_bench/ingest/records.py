@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from lme_bench.row_schema import Int64
+from lme_bench.common.row_schema import Int64
 
 
 @dataclass

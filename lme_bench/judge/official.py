@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lme_bench.config import ConfigError
+from lme_bench.config.settings import ConfigError
 from lme_bench.dataset.models import QUESTION_TYPES
 
 SCRIPT = Path("src") / "evaluation" / "evaluate_qa.py"

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from lme_bench.config import ConfigError, JudgeSettings
+from lme_bench.config.settings import ConfigError, JudgeSettings
 from lme_bench.dataset.models import QUESTION_TYPES, is_abstention_id
 from lme_bench.judge.official import OfficialScript, load_official_script
 

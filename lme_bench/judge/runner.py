@@ -8,14 +8,14 @@ import time
 
 from langchain_core.messages import HumanMessage
 
+from lme_bench.common.limits import Limiter
+from lme_bench.common.secrets import redact_secrets
 from lme_bench.judge.fallback import FALLBACK_JUDGE, fallback_verdict
 from lme_bench.judge.prompts import PromptSet
 from lme_bench.judge.verdict import read_verdict
-from lme_bench.limits import Limiter
 from lme_bench.providers.calls import CallAccount, ChatCall, CountedModel, text_of
 from lme_bench.providers.retry import RetryPolicy, set_retry_columns
 from lme_bench.results.qa_tables import ScoreRow
-from lme_bench.secrets import redact_secrets
 
 
 class LlmJudge:

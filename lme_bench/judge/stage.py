@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from lme_bench.config import Settings
+from lme_bench.common.limits import provider_limiter
+from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.official_request import MAX_TOKENS, OfficialJudgeRequest
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.runner import LlmJudge, fallback_row
-from lme_bench.limits import provider_limiter
 from lme_bench.providers.calls import ChatCall
 from lme_bench.providers.factory import (
     ModelSpec,

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from lme_bench.limits import Limiter
+from lme_bench.common.limits import Limiter
 from lme_bench.providers.retry import RetryCount, RetryPolicy, call_with_retry
 
 
@@ -39,7 +39,7 @@ class CallAccount:
 
 class CountedModel:
     """A chat model (or one with tools bound) called with retries within the provider's limits
-    (`limiter`, see lme_bench.limits.provider_limiter), every call accounted."""
+    (`limiter`, see lme_bench.common.limits.provider_limiter), every call accounted."""
 
     def __init__(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from lme_bench.config import ConfigError
+from lme_bench.config.settings import ConfigError
 
 
 class ProviderConfigError(ConfigError):

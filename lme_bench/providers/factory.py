@@ -22,7 +22,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
-from lme_bench.config import ModelsSettings, ProviderSettings, Settings
+from lme_bench.config.settings import ModelsSettings, ProviderSettings, Settings
 from lme_bench.providers.errors import ProviderConfigError
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.providers.fake_policies import POLICIES

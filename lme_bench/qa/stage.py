@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import time
 
-from lme_bench.config import Settings
+from lme_bench.backends.registry import open_backend
+from lme_bench.common.limits import provider_limiter
+from lme_bench.common.secrets import redact_secrets
+from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
-from lme_bench.limits import provider_limiter
-from lme_bench.memory.factory import open_backend
-from lme_bench.metrics.retrieval import is_evidence
+from lme_bench.metrics.ranking_metrics import is_evidence
 from lme_bench.providers.calls import CallAccount, CountedModel
 from lme_bench.providers.factory import model_for, parse_model
 from lme_bench.providers.retry import set_retry_columns
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.qa.strategies import Answerer
 from lme_bench.results.qa_tables import HypothesisRow
-from lme_bench.retrieval import corpus_turn_ids, official_rankings
-from lme_bench.secrets import redact_secrets
+from lme_bench.retrieval.official_ids import corpus_turn_ids, official_rankings
 
 
 async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) -> HypothesisRow:

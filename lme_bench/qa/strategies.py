@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import HumanMessage
 
-from lme_bench.config import QaSettings
+from lme_bench.backends.entry_memory import EntryMemory
+from lme_bench.backends.entry_types import ContextHit, EntryHit, SearchResult
+from lme_bench.config.settings import QaSettings
 from lme_bench.dataset.views import QuestionView
-from lme_bench.memory.base import MemoryBackend
-from lme_bench.memory.types import ContextHit, EntryHit, SearchResult
 from lme_bench.providers.calls import CountedModel, text_of
 from lme_bench.qa.reader import Gathered, QaPrompts, entries_text, reader_prompt
 
@@ -77,7 +77,7 @@ def _lines(text: str, limit: int) -> list[str]:
 
 class Answerer:
     def __init__(
-        self, backend: MemoryBackend, model: CountedModel, prompts: QaPrompts, settings: QaSettings
+        self, backend: EntryMemory, model: CountedModel, prompts: QaPrompts, settings: QaSettings
     ) -> None:
         self.backend = backend
         self.model = model

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lme_bench.config import PriceSettings
+from lme_bench.config.settings import PriceSettings
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lme_bench.estimate import CONTEXT_CHARS, HYPOTHESIS_CHARS, Estimate, StageEstimate
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+from lme_bench.run.estimate import CONTEXT_CHARS, HYPOTHESIS_CHARS, Estimate, StageEstimate
 
 ASSUMPTIONS = (
     f"Assumed: a {CONTEXT_CHARS:,}-character context document, {HYPOTHESIS_CHARS}-character "

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from html import escape
 
 from lme_bench.dataset.models import Instance
-from lme_bench.metrics.retrieval import is_evidence, official_turn_id
+from lme_bench.metrics.ranking_metrics import is_evidence, official_turn_id
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
-from lme_bench.retrieval import RetrievalRow
+from lme_bench.retrieval.official_ids import RetrievalRow
 
 TOP_TURNS = 10  # retrieved turns shown per question
 SHORT_CHARS = 300  # longer texts are collapsed behind their first SHORT_CHARS

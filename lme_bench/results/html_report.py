@@ -19,7 +19,7 @@ from lme_bench.results.html_chart import Bar, bars_svg
 from lme_bench.results.html_questions import QuestionView, question_card, question_view
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.results.summary import SHOWN_METRICS, summary_table
-from lme_bench.retrieval import RetrievalRow
+from lme_bench.retrieval.official_ids import RetrievalRow
 
 REPORT_NAME = "report.html"
 

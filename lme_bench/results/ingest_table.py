@@ -8,9 +8,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from lme_bench.common.row_schema import row_fields, rows_table, table_schema
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.retry import retries_text, retry_totals
-from lme_bench.row_schema import row_fields, rows_table, table_schema
 
 SCHEMA_VERSION = "2"  # 2: retries by cause
 

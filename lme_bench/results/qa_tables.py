@@ -1,5 +1,5 @@
 """hypotheses.parquet and scores.parquet: their row types, which declare the tables' columns
-(lme_bench.row_schema), and their writers."""
+(lme_bench.common.row_schema), and their writers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from lme_bench.row_schema import Int64, row_fields, rows_table, table_schema
+from lme_bench.common.row_schema import Int64, row_fields, rows_table, table_schema
 
 SCHEMA_VERSION = "3"  # 2: judges' readable verdicts; 3: retries by cause
 

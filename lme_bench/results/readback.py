@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from lme_bench.common.row_schema import read_rows
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.metrics.retrieval import METRIC_NAMES
+from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
-from lme_bench.retrieval import RetrievalRow
-from lme_bench.row_schema import read_rows
+from lme_bench.retrieval.official_ids import RetrievalRow
 
 
 def read_retrieval(path: Path) -> list[RetrievalRow]:

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lme_bench.config import Settings
+from lme_bench.config.settings import Settings
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.run_folder import RerunError
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, select_questions
 from lme_bench.ingest.question import IngestOutcome
-from lme_bench.report import RunResults
 from lme_bench.results.readback import read_hypotheses, read_ingest, read_retrieval, read_scores
 from lme_bench.results.run_folder import RerunError, read_manifest
+from lme_bench.run.finish import RunResults
 
 
 def failed_question_ids(run_dir: Path, only: list[str] | None = None) -> list[str]:

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from lme_bench.dataset.models import QUESTION_TYPES
-from lme_bench.metrics.retrieval import METRIC_NAMES, mean_metrics
-from lme_bench.retrieval import GRANULARITIES, RetrievalRow
+from lme_bench.metrics.ranking_metrics import METRIC_NAMES, mean_metrics
+from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow
 
 SHOWN_METRICS = (
     "recall_any@5",

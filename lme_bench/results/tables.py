@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lme_bench.metrics.retrieval import METRIC_NAMES
+from lme_bench.common.row_schema import row_fields, table_schema
+from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.atomic import write_atomically
-from lme_bench.retrieval import RetrievalRow
-from lme_bench.row_schema import row_fields, table_schema
+from lme_bench.retrieval.official_ids import RetrievalRow
 
 SCHEMA_VERSION = "1"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.config import ProviderSettings, load_settings
+from lme_bench.config.settings import ProviderSettings, load_settings
 from lme_bench.dataset.loader import iter_questions
-from lme_bench.pipeline import bundled_sample, ingest_question, plan_run, prepare_questions
+from lme_bench.run.steps import bundled_sample, ingest_question, plan_run, prepare_questions
 from tests.providers.fake_openai_server import serve
 
 NOTE = {

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from lme_bench.config import IngestSettings
+from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.agent import AgentIngestor
 from lme_bench.ingest.checkpoint import Checkpoints
-from lme_bench.memory.embedded import EmbeddedBackend
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.providers.fake_policies import note_taker
 from lme_bench.providers.retry import RetryPolicy
@@ -230,11 +230,12 @@ def test_prompt_grows_linearly_with_session_length(tmp_path: Path) -> None:
 
 def test_ingestion_calls_queue_by_when_the_ingestion_started(tmp_path: Path) -> None:
     """Each model call asks the provider's limiter for a slot with the ingestion's start as its
-    priority, so an older question's calls go before a younger one's (see lme_bench.limits)."""
+    priority, so an older question's calls go before a younger one's
+    (see lme_bench.common.limits)."""
     from contextlib import asynccontextmanager
     from time import monotonic
 
-    from lme_bench.limits import call_priority
+    from lme_bench.common.limits import call_priority
 
     asked: list[float] = []
 

@@ -18,11 +18,11 @@ from lme_bench.compare.paired import (
     paired_bootstrap,
     task_averaged_delta,
 )
-from lme_bench.metrics.retrieval import K_VALUES, METRIC_NAMES
+from lme_bench.metrics.ranking_metrics import K_VALUES, METRIC_NAMES
 from lme_bench.results.atomic import write_atomically
 from lme_bench.results.qa_tables import ScoreRow, scores_table
 from lme_bench.results.tables import retrieval_table
-from lme_bench.retrieval import RetrievalRow
+from lme_bench.retrieval.official_ids import RetrievalRow
 
 LLM = "openai:gpt-4o-2024-08-06"
 FALLBACK = "fallback:normalized-match"

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from lme_bench.config import McpSettings
-from lme_bench.memory.mcp_session import McpSession, McpToolError, parse_text
-from lme_bench.memory.service import MemoryService, ToolError
-from lme_bench.memory.store import EmbeddedStore
+from lme_bench.backends.mcp_session import McpSession, McpToolError, parse_text
+from lme_bench.config.settings import McpSettings
+from lme_bench.reference_memory.service import MemoryService, ToolError
+from lme_bench.reference_memory.store import EmbeddedStore
 
 
 class ToolCallError(Exception):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.config import McpSettings
+from lme_bench.config.settings import McpSettings
 from tests.conformance.clients import InProcessClient, McpClient
 from tests.conformance.harness import Implementation, LoopThread
 from tests.conformance.servers import HttpServer, stdio_settings

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from lme_bench.config import McpSettings
+from lme_bench.config.settings import McpSettings
 
 READY_DEADLINE_S = 30.0
 

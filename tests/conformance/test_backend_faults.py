@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.config import McpSettings
-from lme_bench.memory.mcp_backend import McpBackend
-from lme_bench.memory.mcp_session import McpToolError, MemoryConnectionError
-from lme_bench.transient import is_transient
+from lme_bench.backends.mcp_session import McpToolError, MemoryConnectionError
+from lme_bench.backends.mycelian_mcp import McpBackend
+from lme_bench.common.transient import is_transient
+from lme_bench.config.settings import McpSettings
 from tests.conformance.harness import RUN_ID, unique_title
 from tests.conformance.servers import HttpServer, free_port, stdio_settings
 

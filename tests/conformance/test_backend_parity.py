@@ -1,5 +1,5 @@
 """The `mcp` backend against our server (HTTP and stdio) vs the embedded backend, through the
-harness's MemoryBackend protocol, and the walking-skeleton pipeline run on both.
+harness's EntryMemory protocol, and the walking-skeleton pipeline run on both.
 
 Rank depth: `search_memories` returns at most 25 entries, so the MCP pipeline run (default
 `retrieval.top_k` = 1000) ranks 25 entries. The embedded run is given `top_k` = 25 as well, and
@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from lme_bench.config import Settings, load_settings
-from lme_bench.memory.base import MemoryBackend
-from lme_bench.memory.embedded import EmbeddedBackend
-from lme_bench.memory.factory import open_backend
-from lme_bench.memory.mcp_backend import MAX_TOP_KE, McpBackend
-from lme_bench.memory.types import NewEntry
-from lme_bench.pipeline import evaluate_question, ingest_question, plan_run, prepare_questions
+from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.backends.entry_memory import EntryMemory
+from lme_bench.backends.entry_types import NewEntry
+from lme_bench.backends.mycelian_mcp import MAX_TOP_KE, McpBackend
+from lme_bench.backends.registry import open_backend
+from lme_bench.config.settings import Settings, load_settings
+from lme_bench.run.steps import evaluate_question, ingest_question, plan_run, prepare_questions
 from tests.conformance.harness import RUN_ID, unique_title
 from tests.conformance.servers import HttpServer, stdio_settings
 
@@ -45,7 +45,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     running.stop()
 
 
-def _backends(tmp_path: Path, server: HttpServer) -> dict[str, Callable[[], MemoryBackend]]:
+def _backends(tmp_path: Path, server: HttpServer) -> dict[str, Callable[[], EntryMemory]]:
     return {
         "embedded": lambda: EmbeddedBackend(tmp_path / "embedded.sqlite"),
         "mcp-http": lambda: McpBackend(server.settings()),
@@ -54,9 +54,9 @@ def _backends(tmp_path: Path, server: HttpServer) -> dict[str, Callable[[], Memo
 
 
 def _each(
-    tmp_path: Path, server: HttpServer, scenario: Callable[[MemoryBackend], Awaitable[Any]]
+    tmp_path: Path, server: HttpServer, scenario: Callable[[EntryMemory], Awaitable[Any]]
 ) -> dict[str, Any]:
-    async def run(backend: MemoryBackend) -> Any:
+    async def run(backend: EntryMemory) -> Any:
         try:
             return await scenario(backend)
         finally:
@@ -68,7 +68,7 @@ def _each(
 def test_get_or_create_behaves_the_same(tmp_path: Path, server: HttpServer) -> None:
     title = unique_title("parity")
 
-    async def scenario(backend: MemoryBackend) -> tuple[bool, ...]:
+    async def scenario(backend: EntryMemory) -> tuple[bool, ...]:
         vault = await backend.get_or_create_vault(title)
         memory = await backend.get_or_create_memory(vault, f"q1__{RUN_ID}")
         other = await backend.get_or_create_memory(vault, f"q2__{RUN_ID}")
@@ -89,7 +89,7 @@ def test_same_entries_give_the_same_hits(tmp_path: Path, server: HttpServer) -> 
         for n, (text, key, role) in enumerate(NOTES)
     ]
 
-    async def scenario(backend: MemoryBackend) -> list[list[tuple[Any, ...]]]:
+    async def scenario(backend: EntryMemory) -> list[list[tuple[Any, ...]]]:
         vault = await backend.get_or_create_vault(title)
         memory = await backend.get_or_create_memory(vault, f"hits__{RUN_ID}")
         await backend.add_entries(vault, memory, entries)
@@ -119,7 +119,7 @@ def test_a_full_ranking_over_mcp_is_cut_at_25(tmp_path: Path, server: HttpServer
         NewEntry(t, t, {"session_key": f"s{n}", "turn_index": "0"}) for n, t in enumerate(texts)
     ]
 
-    async def scenario(backend: MemoryBackend) -> list[str]:
+    async def scenario(backend: EntryMemory) -> list[str]:
         vault = await backend.get_or_create_vault(title)
         memory = await backend.get_or_create_memory(vault, f"deep__{RUN_ID}")
         await backend.add_entries(vault, memory, entries)

@@ -15,7 +15,6 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from lme_bench.judge.prompts import load_prompt_set
 from lme_bench.judge.verdict import read_verdict
-from lme_bench.pipeline import bundled_sample
 from lme_bench.providers.fake_policies import (
     UNREADABLE_VERDICTS,
     JudgeCallRefused,
@@ -24,6 +23,7 @@ from lme_bench.providers.fake_policies import (
     unreadable_verdict,
     unreliable_judge,
 )
+from lme_bench.run.steps import bundled_sample
 from tests.faults.runs import RunEnv, finish, memories, start_run
 
 RUN_ID = "bad-judge"

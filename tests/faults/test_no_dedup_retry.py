@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from lme_bench.config import Settings, load_settings
-from lme_bench.memory.mcp_session import MemoryConnectionError
-from lme_bench.pipeline import ingest_question, plan_run, prepare_questions
+from lme_bench.backends.mcp_session import MemoryConnectionError
+from lme_bench.config.settings import Settings, load_settings
+from lme_bench.run.steps import ingest_question, plan_run, prepare_questions
 from tests.wire.capture import http_sent, tool_calls
 from tests.wire.servers import RecordingHttpServer
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.config import ConfigError, load_settings
+from lme_bench.config.settings import ConfigError, load_settings
 from lme_bench.dataset.models import QUESTION_TYPES, Instance
 from lme_bench.judge.official import OfficialPromptsError, load_official_script
 from lme_bench.judge.prompts import judge_prompts, load_prompt_set

@@ -12,10 +12,10 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
-from lme_bench.memory.mcp_backend import McpBackend
-from lme_bench.memory.mcp_session import McpSession, MemoryConnectionError
-from lme_bench.memory.store import EmbeddedStore
-from lme_bench.memory.types import NewEntry
+from lme_bench.backends.entry_types import NewEntry
+from lme_bench.backends.mcp_session import McpSession, MemoryConnectionError
+from lme_bench.backends.mycelian_mcp import McpBackend
+from lme_bench.reference_memory.store import EmbeddedStore
 from tests.conformance.servers import HttpServer
 
 
@@ -71,8 +71,8 @@ def test_awaited_writes_survive_sigkill_and_restart(tmp_path: Path) -> None:
 _WRITER = textwrap.dedent(
     """
     import sys
-    from lme_bench.memory.store import EmbeddedStore
-    from lme_bench.memory.types import NewEntry
+    from lme_bench.reference_memory.store import EmbeddedStore
+    from lme_bench.backends.entry_types import NewEntry
     path, name, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = EmbeddedStore(path)
     vault = store.get_or_create_vault("shared")

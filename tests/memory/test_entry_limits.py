@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult, TextContent
 
-from lme_bench.config import McpSettings
-from lme_bench.memory.mcp_session import (
+from lme_bench.backends.mcp_session import (
     McpSession,
     McpToolError,
     MemoryConnectionError,
     MemoryRequestRejected,
     MemoryServerBusy,
 )
-from lme_bench.memory.tool_args import RAW_ENTRY_MAX
-from lme_bench.transient import is_transient
+from lme_bench.common.transient import is_transient
+from lme_bench.config.settings import McpSettings
+from lme_bench.reference_memory.tool_args import RAW_ENTRY_MAX
 from tests.conformance.servers import HttpServer, free_port
 
 

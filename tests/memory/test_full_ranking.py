@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.memory.embeddings import HashingEmbedder
-from lme_bench.memory.store import EmbeddedStore
-from lme_bench.memory.types import EntryHit, NewEntry
+from lme_bench.backends.entry_types import EntryHit, NewEntry
+from lme_bench.reference_memory.embeddings import HashingEmbedder
+from lme_bench.reference_memory.store import EmbeddedStore
 
 TEXTS = [
     "We baked sourdough bread with rye flour on Sunday.",  # no query word

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.config import McpSettings
-from lme_bench.memory.http_access import is_loopback
-from lme_bench.memory.mcp_session import McpSession, MemoryRequestRejected
+from lme_bench.backends.mcp_session import McpSession, MemoryRequestRejected
+from lme_bench.config.settings import McpSettings
+from lme_bench.reference_memory.http_access import is_loopback
 from tests.conformance.servers import serve_args
 
 TOKEN = "t0k-" + "x7Q2" * 8

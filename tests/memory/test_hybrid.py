@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.config import ConfigError, load_settings
-from lme_bench.memory import embeddings, hybrid
-from lme_bench.memory.embeddings import (
+from lme_bench.backends.entry_types import NewEntry
+from lme_bench.backends.registry import open_backend
+from lme_bench.config.settings import ConfigError, load_settings
+from lme_bench.reference_memory import embeddings, hybrid
+from lme_bench.reference_memory.embeddings import (
     HASHING,
     Embedder,
     HashingEmbedder,
@@ -21,10 +23,8 @@ from lme_bench.memory.embeddings import (
     Vectors,
     load_embedder,
 )
-from lme_bench.memory.factory import open_backend
-from lme_bench.memory.hybrid import fuse, normalise
-from lme_bench.memory.store import EmbeddedStore
-from lme_bench.memory.types import NewEntry
+from lme_bench.reference_memory.hybrid import fuse, normalise
+from lme_bench.reference_memory.store import EmbeddedStore
 
 TEXTS = [
     "We baked sourdough bread with rye flour on Sunday.",
@@ -187,7 +187,7 @@ def test_missing_extra_is_one_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_p
         load_embedder("all-MiniLM-L6-v2")
     with pytest.raises(MissingExtraError, match="sentence_transformers"):
         EmbeddedStore(tmp_path / "m.sqlite", search="hybrid")
-    from lme_bench.pipeline import plan_run
+    from lme_bench.run.steps import plan_run
 
     settings = load_settings(None, **{"run.results_dir": str(tmp_path), "memory.search": "dense"})
     with pytest.raises(MissingExtraError):
@@ -201,13 +201,13 @@ def test_missing_extra_is_one_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_p
 
 
 def test_pipeline_runs_hybrid_and_records_the_mode(tmp_path: Path) -> None:
-    from lme_bench.pipeline import (
+    from lme_bench.run.finish import RunResults, write_run
+    from lme_bench.run.steps import (
         evaluate_question,
         ingest_question,
         plan_run,
         prepare_questions,
     )
-    from lme_bench.report import RunResults, write_run
 
     overrides = {
         "run.results_dir": str(tmp_path),

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from lme_bench.config import ConfigError, McpSettings, load_settings
-from lme_bench.memory.factory import open_backend
-from lme_bench.memory.mcp_backend import McpBackend
-from lme_bench.memory.mcp_session import McpToolError, connection_config, describe_server
-from lme_bench.secrets import redact_secrets, secret_env_names
-from lme_bench.transient import is_transient
+from lme_bench.backends.mcp_session import McpToolError, connection_config, describe_server
+from lme_bench.backends.mycelian_mcp import McpBackend
+from lme_bench.backends.registry import open_backend
+from lme_bench.common.secrets import redact_secrets, secret_env_names
+from lme_bench.common.transient import is_transient
+from lme_bench.config.settings import ConfigError, McpSettings, load_settings
 
 
 class ScriptedSession:

@@ -20,7 +20,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
-from lme_bench.memory.store import EmbeddedStore
+from lme_bench.reference_memory.store import EmbeddedStore
 
 pytestmark = pytest.mark.slow
 

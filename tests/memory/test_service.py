@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from lme_bench.memory.service import MemoryService, ToolError
-from lme_bench.memory.store import EmbeddedStore
-from lme_bench.memory.write_queue import WriteQueue
+from lme_bench.reference_memory.service import MemoryService, ToolError
+from lme_bench.reference_memory.store import EmbeddedStore
+from lme_bench.reference_memory.write_queue import WriteQueue
 
 TOOLS = {
     "create_vault",
@@ -228,7 +228,7 @@ def test_search_without_context_has_null_latest(svc: Fixture) -> None:
 def test_default_prompts(svc: Fixture) -> None:
     async def body(service: MemoryService, ids: dict[str, str]) -> None:
         prompts = await call_json(service, "get_default_prompts", memory_type="chat")
-        folder = resources.files("lme_bench.memory").joinpath("prompts", "chat", "v1")
+        folder = resources.files("lme_bench.reference_memory").joinpath("prompts", "chat", "v1")
         assert prompts["version"] == folder.joinpath("VERSION").read_text().strip()
         assert prompts["version"] == "lme-bench-chat-v1"
         assert set(prompts["templates"]) == {

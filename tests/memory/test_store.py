@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.memory.store import EmbeddedStore, NotFoundError
-from lme_bench.memory.types import NewEntry
+from lme_bench.backends.entry_types import NewEntry
+from lme_bench.reference_memory.store import EmbeddedStore, NotFoundError
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.memory.titles import KEY_FILE, TitleKeyError, memory_title, memory_titles, title_key
+from lme_bench.ingest.titles import KEY_FILE, TitleKeyError, memory_title, memory_titles, title_key
 
 MYCELIAN_TITLE = re.compile(r"[a-z0-9-]{1,50}")
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.memory.store import EmbeddedStore
-from lme_bench.memory.types import NewEntry
-from lme_bench.memory.write_queue import QueueFullError, Write, WriteQueue
+from lme_bench.backends.entry_types import NewEntry
+from lme_bench.reference_memory.store import EmbeddedStore
+from lme_bench.reference_memory.write_queue import QueueFullError, Write, WriteQueue
 
 
 def _store(tmp_path: Path, memories: int = 1) -> tuple[EmbeddedStore, list[str]]:

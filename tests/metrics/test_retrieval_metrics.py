@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from lme_bench.metrics.retrieval import (
+from lme_bench.metrics.ranking_metrics import (
     K_VALUES,
     METRIC_NAMES,
     is_evidence,

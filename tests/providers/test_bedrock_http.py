@@ -14,7 +14,7 @@ import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
 from langchain_core.messages import AIMessage, HumanMessage
 
-from lme_bench.config import ModelsSettings, ProviderSettings
+from lme_bench.config.settings import ModelsSettings, ProviderSettings
 from lme_bench.providers.calls import CountedModel
 from lme_bench.providers.factory import ModelSpec, build_chat_model, retry_policy
 from lme_bench.providers.faults import classify

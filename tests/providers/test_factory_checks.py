@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.config import load_settings
+from lme_bench.config.settings import load_settings
 from lme_bench.providers.errors import ProviderConfigError
 from lme_bench.providers.factory import build_chat_model, check_models, parse_model
 from lme_bench.providers.fake import ScriptedChatModel

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
-from lme_bench.config import load_settings
+from lme_bench.config.settings import load_settings
 from lme_bench.providers.factory import build_chat_model, check_models, parse_model
 from lme_bench.providers.retry import RetryCount, RetryPolicy, call_with_retry
 from tests.providers.fake_openai_server import serve
@@ -34,7 +34,7 @@ def _model(base_url: str, monkeypatch: pytest.MonkeyPatch, **models: object):  #
 
 
 def _provider(base_url: str):  # type: ignore[no-untyped-def]
-    from lme_bench.config import ProviderSettings
+    from lme_bench.config.settings import ProviderSettings
 
     return ProviderSettings(kind="openai-compatible", base_url=base_url, api_key_env="LOCAL_KEY")
 

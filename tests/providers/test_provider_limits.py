@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from lme_bench.config import ConfigError, Settings, load_settings
+from lme_bench.common.limits import InProcessLimiter, provider_limiter
+from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.judge.stage import judges
-from lme_bench.limits import InProcessLimiter, provider_limiter
 from lme_bench.providers.calls import CountedModel
 from lme_bench.providers.factory import model_for
 from lme_bench.providers.fake import ScriptedChatModel

@@ -21,10 +21,10 @@ from typing import Any
 
 import uvicorn
 
-from lme_bench.memory import store as store_module
-from lme_bench.memory.mcp_server import build_server
-from lme_bench.memory.service import MemoryService
-from lme_bench.memory.store import EmbeddedStore
+from lme_bench.reference_memory import store as store_module
+from lme_bench.reference_memory.mcp_server import build_server
+from lme_bench.reference_memory.service import MemoryService
+from lme_bench.reference_memory.store import EmbeddedStore
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lme_bench.config import McpSettings
+from lme_bench.config.settings import McpSettings
 from tests.conformance.servers import free_port, serve_args, wait_until_listening
 
 READY_TIMEOUT_S = 60.0

@@ -1,0 +1,131 @@
+"""Mycelian-shaped memories (vaults, entries, context documents) as a `MemorySystem`.
+
+The built-in `embedded` store and `mcp` servers with Mycelian's tool surface both speak the
+EntryMemory protocol; this adapter gives them the memory-system protocol as well, and keeps the
+entry surface at hand (`entry_memory`) for the memory agent's `agentic` and `context-only`
+modes. Raw sessions become one entry per non-empty turn, tagged with the opaque session key
+and the turn index, so hits carry their provenance exactly.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from lme_bench.backends.entry_memory import EntryMemory
+from lme_bench.backends.entry_types import EntryHit, NewEntry
+from lme_bench.backends.protocol import (
+    BackendEnv,
+    BackendParams,
+    Capability,
+    Hit,
+    Session,
+    Usage,
+)
+
+SUMMARY_LIMIT = 512  # Mycelian's entry summary limit, in characters
+
+
+def turn_entries(session: Session) -> list[NewEntry]:
+    """One entry per non-empty turn (memory systems refuse an empty summary)."""
+    entries = []
+    for turn in session.turns:
+        if not turn.content.strip():
+            continue
+        summary = turn.content
+        if len(summary) > SUMMARY_LIMIT:
+            summary = summary[: SUMMARY_LIMIT - 1] + "…"
+        tags = {
+            "session_key": session.key,
+            "turn_index": str(turn.index),
+            "role": turn.role,
+            "session_date": session.date,
+        }
+        entries.append(NewEntry(raw_entry=turn.content, summary=summary, tags=tags))
+    return entries
+
+
+def entry_hit(hit: EntryHit) -> Hit:
+    index = hit.tags.get("turn_index", "")
+    return Hit(
+        text=hit.raw_entry or hit.summary,
+        score=hit.score,
+        date=hit.tags.get("session_date") or hit.creation_time,
+        session_key=hit.tags.get("session_key"),
+        turn_index=int(index) if index.isdigit() else None,
+    )
+
+
+class EntryMemorySystem:
+    """Base of the two built-ins; a subclass opens its EntryMemory in `_open`."""
+
+    Params: ClassVar[type[BackendParams]] = BackendParams
+    name: ClassVar[str] = "entry-memory"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {Capability.PROVENANCE, Capability.TURN_PROVENANCE, Capability.ENTRIES}
+    )
+
+    def __init__(self, params: BackendParams, env: BackendEnv) -> None:
+        from lme_bench.backends.registry import vault_title
+        from lme_bench.config.settings import Settings
+
+        settings = env.extra.get("settings")
+        self.settings = settings if isinstance(settings, Settings) else Settings()
+        self.vault_title = vault_title(self.settings.memory)
+        self.entry_memory: EntryMemory = self._open()
+        self._vault_id: str | None = None
+
+    def _open(self) -> EntryMemory:
+        from lme_bench.backends.registry import open_backend
+
+        return open_backend(self.settings)
+
+    async def vault_id(self) -> str:
+        if self._vault_id is None:
+            self._vault_id = await self.entry_memory.get_or_create_vault(self.vault_title)
+        return self._vault_id
+
+    async def open_memory(self, title: str) -> str:
+        return await self.entry_memory.get_or_create_memory(await self.vault_id(), title)
+
+    async def ingest_session(self, memory_id: str, session: Session) -> None:
+        vault_id = await self.vault_id()
+        await self.entry_memory.await_consistency(memory_id)
+        held = {
+            (tags.get("session_key"), tags.get("turn_index"))
+            for tags in await self.entry_memory.entry_tags(vault_id, memory_id)
+        }
+        entries = [
+            e
+            for e in turn_entries(session)
+            if (e.tags["session_key"], e.tags["turn_index"]) not in held
+        ]
+        if entries:
+            await self.entry_memory.add_entries(vault_id, memory_id, entries)
+
+    async def wait_until_ready(self, memory_id: str) -> None:
+        await self.entry_memory.await_consistency(memory_id)
+
+    async def search(self, memory_id: str, query: str, *, question_date: str, k: int) -> list[Hit]:
+        found = await self.entry_memory.search(memory_id, query, top_ke=k, top_kc=0)
+        return [entry_hit(hit) for hit in found.entries[:k]]
+
+    async def delete_memory(self, memory_id: str) -> None:
+        raise NotImplementedError(f"{self.name}: Mycelian's tool surface has no delete")
+
+    def usage(self) -> Usage:
+        return Usage()  # raw entries: the store makes no model calls of its own
+
+    async def close(self) -> None:
+        await self.entry_memory.close()
+
+
+class EmbeddedSystem(EntryMemorySystem):
+    """lme-bench's own reference memory system, in process ([memory] path, search, alpha)."""
+
+    name = "embedded"
+
+
+class McpSystem(EntryMemorySystem):
+    """A server with Mycelian's MCP tool surface ([memory.mcp])."""
+
+    name = "mcp"

@@ -1,0 +1,75 @@
+"""What the results of ingesting into a memory depend on, besides the question: the settings a
+stage's result is keyed on, hashed. Cache keys (lme_bench.run.cache_keys) and the ingestion's own
+check that a memory keeps one set of ingestion settings (lme_bench.ingest.question) use it."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from importlib import resources
+from typing import Any
+
+from lme_bench.config.settings import Settings
+
+
+def digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@functools.cache  # packaged files: they cannot change in a process
+def _folder_digest(package: str, *parts: str) -> str:
+    folder = resources.files(package).joinpath(*parts)
+    texts = {f.name: f.read_text("utf-8") for f in folder.iterdir() if f.is_file()}
+    return digest(texts)
+
+
+def memory_identity(settings: Settings) -> dict[str, Any]:
+    """Which memory system holds the memories: the store file or the server."""
+    memory = settings.memory
+    if memory.backend == "embedded":
+        where: Any = str(settings.memory_path.resolve())
+    elif memory.mcp.transport == "stdio":
+        where = [memory.mcp.command, *memory.mcp.args]
+    else:
+        where = memory.mcp.url
+    return {"backend": memory.backend, "where": where, "vault": memory.vault}
+
+
+def provider_settings(settings: Settings, model: str | None) -> dict[str, Any] | None:
+    """What the provider of `model` ("provider:model") answers with: a configured
+    [providers.<name>]'s kind, endpoint and region (not its key's variable, nor a fake's
+    latency: neither changes a reply); None for a built-in provider or no model."""
+    if not model:
+        return None
+    configured = settings.providers.get(model.partition(":")[0])
+    if configured is None:
+        return None
+    return configured.model_dump(mode="json", include={"kind", "base_url", "region"})
+
+
+def model_settings(settings: Settings, model: str | None) -> dict[str, Any]:
+    models = settings.models
+    parts = {
+        "model": model,
+        "temperature": models.temperature,
+        "seed": models.seed,
+        "max_tokens": models.max_tokens,
+    }
+    provider = provider_settings(settings, model)
+    return parts | {"provider": provider} if provider else parts
+
+
+def ingest_fingerprint(settings: Settings) -> str:
+    """What an ingestion's memory contents depend on (besides the question)."""
+    ingest = settings.ingest
+    parts: dict[str, Any] = {"mode": ingest.mode, "memory": memory_identity(settings)}
+    if ingest.mode != "raw":
+        parts |= {
+            "ingest": ingest.model_dump(mode="json"),
+            "agent": model_settings(settings, settings.models.agent),
+            "prompts": _folder_digest("lme_bench.agent", "prompts", "v1"),
+            "memory_prompts": _folder_digest("lme_bench.reference_memory", "prompts", "chat", "v1"),
+        }
+    return digest(parts)

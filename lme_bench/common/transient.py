@@ -1,0 +1,45 @@
+"""Which failures are worth a retry: transient faults, never bad input."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from lme_bench.common.secrets import RedactedError, redact_secrets
+from lme_bench.common.stop_signal import RunStopped
+from lme_bench.config.settings import ConfigError, Settings
+from lme_bench.dataset.errors import DatasetError
+from lme_bench.providers.faults import classify
+
+_PERMANENT = (
+    DatasetError,
+    ConfigError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    NotImplementedError,
+    RunStopped,
+)
+_TRANSIENT = (TimeoutError, ConnectionError, sqlite3.OperationalError)
+
+
+def is_transient(error: BaseException) -> bool:
+    """Worth retrying the whole task: a lost connection, a locked database, or a model provider
+    still throttling or failing (5xx, timeout) after the retries made inside the task."""
+    if isinstance(error, RedactedError):
+        return error.transient
+    if isinstance(error, _PERMANENT):
+        return False
+    if isinstance(error, _TRANSIENT):
+        return True
+    if classify(error)[0] is not None:
+        return True
+    return isinstance(error, OSError)
+
+
+def scrubbed(error: Exception, settings: Settings | None = None) -> Exception:
+    """`error` itself when its text is clean, else a RedactedError with the secrets masked."""
+    text = f"{type(error).__name__}: {error}"
+    clean = redact_secrets(text, settings)
+    if clean == text:
+        return error
+    return RedactedError(clean, is_transient(error))

@@ -1,0 +1,353 @@
+"""One typed settings tree: a TOML file, overridden by `LME_*` environment variables.
+
+`LME_MEMORY__PATH=/tmp/m.sqlite` overrides `[memory] path`. Unknown keys are rejected, and
+secrets (API keys) are read only from the environment, never from the TOML file.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from lme_bench.config.run_section import STAGES, CacheSettings, LimitSettings, RunSettings, Stage
+
+_toml_data: ContextVar[dict[str, Any]] = ContextVar("lme_toml_data", default={})  # noqa: B039
+_read_environment: ContextVar[bool] = ContextVar("lme_read_environment", default=True)
+
+
+class ConfigError(ValueError):
+    """A bad config file or override; the message names the file and the key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class McpSettings(_Section):
+    """How to reach an MCP memory server (Mycelian's tool surface)."""
+
+    transport: Literal["streamable_http", "stdio"] = "streamable_http"
+    url: str | None = Field(default=None, description="streamable HTTP endpoint, e.g. …/mcp")
+    command: str | None = Field(default=None, description="stdio: the server command")
+    args: list[str] = Field(default_factory=list, description="stdio: its arguments")
+    env: dict[str, str] = Field(default_factory=dict, description="stdio: extra environment")
+    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers (no secrets)")
+    headers_from_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="HTTP header -> environment variable holding its value (for tokens), or"
+        " 'PREFIX VARIABLE', e.g. 'Bearer LME_MEMORY_TOKEN'",
+    )
+    timeout_s: float = Field(default=60.0, gt=0, description="per tool call")
+
+
+class MemorySettings(_Section):
+    backend: str = Field(
+        default="embedded",
+        description="a built-in backend (lme-bench backends lists them), a name registered under"
+        " the lme_bench.backends entry-point group, or 'package.module:Class'",
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="the backend's own parameters, checked by its Params"
+    )
+    path: Path | None = Field(
+        default=None, description="SQLite file; default <results_dir>/memory.sqlite"
+    )
+    vault: str | None = Field(
+        default=None, description="vault title; default: one vault per host, lme-bench-<host>"
+    )
+    search: Literal["bm25", "dense", "hybrid"] = Field(
+        default="bm25", description="embedded search: BM25, dense vectors, or both blended"
+    )
+    alpha: float = Field(
+        default=0.6, ge=0.0, le=1.0, description="hybrid: weight of the dense score (Mycelian 0.6)"
+    )
+    embedding_model: str = Field(
+        default="all-MiniLM-L6-v2", description="dense: model name (the packaged MiniLM)"
+    )
+    mcp: McpSettings = McpSettings()
+
+    @model_validator(mode="after")
+    def _mcp_server_named(self) -> MemorySettings:
+        if self.backend == "mcp":
+            if self.mcp.transport == "streamable_http" and not self.mcp.url:
+                raise ValueError(
+                    "backend = 'mcp' over streamable_http needs [memory.mcp] url,"
+                    " e.g. http://127.0.0.1:11546/mcp"
+                )
+            if self.mcp.transport == "stdio" and not self.mcp.command:
+                raise ValueError("backend = 'mcp' over stdio needs [memory.mcp] command (and args)")
+        return self
+
+
+class IngestSettings(_Section):
+    """How sessions reach the memory: verbatim (raw) or through the LLM memory agent."""
+
+    mode: Literal["raw", "context-only", "agentic"] = "raw"
+    window_messages: int = Field(
+        default=6, ge=0, le=50, description="agentic: recent messages shown with each turn"
+    )
+    context_every: int = Field(
+        default=6, ge=1, le=100, description="agentic: ask for put_context every N messages"
+    )
+    max_tool_calls_per_turn: int = Field(default=4, ge=1, le=50)
+    max_steps_per_session: int = Field(
+        default=400, ge=4, le=100_000, description="agent graph steps per session (recursion cap)"
+    )
+    bootstrap_entries: int = Field(
+        default=10, ge=0, le=50, description="recent entries read before a session"
+    )
+
+
+class DatasetSettings(_Section):
+    path: Path | None = Field(default=None, description="LongMemEval JSON; default: the sample")
+    cache_dir: Path | None = Field(
+        default=None, description="where per-question splits live; default <results_dir>/.cache"
+    )
+
+
+class RetrievalSettings(_Section):
+    top_k: int = Field(
+        default=1000, ge=50, le=100_000, description="entries ranked per question (≥ 50)"
+    )
+
+
+class QaSettings(_Section):
+    """How a question is answered from memory (search limits are recorded with every answer)."""
+
+    strategy: Literal["single", "two-pass", "multi-query"] = "single"
+    top_ke: int = Field(default=10, ge=0, le=25, description="entries per search (Mycelian ≤ 25)")
+    top_kc: int = Field(default=3, ge=1, le=10, description="context snapshots per search")
+    refine_top_ke: int = Field(default=5, ge=0, le=25, description="two-pass: second search")
+    refine_top_kc: int = Field(default=2, ge=1, le=10)
+    max_queries: int = Field(default=4, ge=1, le=8, description="multi-query: queries proposed")
+    rerank: bool = Field(default=False, description="let the QA model rerank merged entries")
+    max_context_chars: int = Field(default=40_000, ge=1_000, description="reader prompt budget")
+    prompts_dir: Path | None = Field(default=None, description="reader prompts; default ours")
+
+
+class JudgeSettings(_Section):
+    """LLM judge options; the model is [models] judge (no judge model: the no-LLM fallback)."""
+
+    prompts_dir: Path | None = Field(default=None, description="judge prompts; default ours")
+    official_repo: Path | None = Field(
+        default=None,
+        description="a LongMemEval checkout: judge with its own get_anscheck_prompt (official)",
+    )
+    repeats: int = Field(default=1, ge=1, le=10, description="judge each answer N times")
+    second_model: str | None = Field(default=None, description="a second judge, for agreement")
+    fallback: bool = Field(default=True, description="also score with the no-LLM fallback")
+
+    @model_validator(mode="after")
+    def _one_prompt_source(self) -> JudgeSettings:
+        if self.prompts_dir is not None and self.official_repo is not None:
+            raise ValueError("set prompts_dir or official_repo, not both")
+        return self
+
+
+class PriceSettings(_Section):
+    """Price of a model in some currency per million tokens (for cost per question)."""
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
+class ProviderSettings(_Section):
+    """A named model provider, e.g. a local OpenAI-compatible server (vLLM, Ollama, …)."""
+
+    kind: Literal["openai", "openai-compatible", "bedrock", "fake"] = "openai-compatible"
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint …/v1; bedrock: runtime endpoint"
+    )
+    api_key_env: str | None = Field(
+        default=None, description="environment variable holding the API key (never the key)"
+    )
+    region: str | None = Field(default=None, description="bedrock: AWS region")
+    latency_s: float = Field(default=0.0, ge=0.0, description="fake: seconds per call")
+
+    @model_validator(mode="after")
+    def _latency_only_for_fake(self) -> ProviderSettings:
+        if self.latency_s and self.kind != "fake":
+            raise ValueError(
+                f"latency_s simulates a slow model and is only for kind = 'fake', "
+                f"not kind = {self.kind!r}"
+            )
+        return self
+
+
+OFFICIAL_JUDGE = "openai:gpt-4o-2024-08-06"
+
+
+def _none_means_unset(value: Any) -> Any:
+    return None if isinstance(value, str) and value.strip().lower() in ("", "none") else value
+
+
+class ModelsSettings(_Section):
+    """Models by role, as "provider:model" strings; unset roles are not used."""
+
+    agent: str | None = None
+    memory: str | None = Field(
+        default=None, description="the memory system's own model (mem0, LangMem, Graphiti)"
+    )
+    qa: str | None = None
+    judge: Annotated[str | None, BeforeValidator(_none_means_unset)] = Field(
+        default=OFFICIAL_JUDGE,
+        description='the official judge by default; "none" scores with the no-LLM fallback only',
+    )
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    seed: int | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+    retry_attempts: int = Field(default=6, ge=1, le=20, description="calls per request in all")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="LME_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    memory: MemorySettings = MemorySettings()
+    ingest: IngestSettings = IngestSettings()
+    dataset: DatasetSettings = DatasetSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    run: RunSettings = RunSettings()
+    cache: CacheSettings = CacheSettings()
+    limits: LimitSettings = LimitSettings()
+    qa: QaSettings = QaSettings()
+    judge: JudgeSettings = JudgeSettings()
+    prices: dict[str, PriceSettings] = Field(
+        default_factory=dict, description='"provider:model" -> price per million tokens'
+    )
+    models: ModelsSettings = ModelsSettings()
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+
+    @property
+    def stages(self) -> tuple[Stage, ...]:
+        if self.run.stages is not None:
+            return tuple(s for s in STAGES if s in self.run.stages)
+        wanted: set[Stage] = {"ingest", "retrieval", "report"}
+        if self.models.qa:
+            wanted |= {"answer", "judge"}
+        return tuple(s for s in STAGES if s in wanted)
+
+    @property
+    def memory_path(self) -> Path:
+        return self.memory.path or self.run.results_dir / "memory.sqlite"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Explicit overrides (init arguments) > LME_* environment > the TOML file; a replay of
+        # recorded settings reads no environment.
+        toml_file = InitSettingsSource(settings_cls, init_kwargs=_toml_data.get())
+        if not _read_environment.get():
+            return init_settings, toml_file
+        return init_settings, env_settings, toml_file
+
+    def redacted(self) -> dict[str, Any]:
+        """The settings as JSON-ready data, with every secret masked."""
+        return self.model_dump(mode="json")
+
+
+def _origin(loc: tuple[Any, ...], source: str, explicit: dict[str, Any]) -> str:
+    """Where a bad value came from: an LME_* variable, an explicit override, or the file."""
+    keys = [str(part) for part in loc]
+    env_names = {name.upper() for name in os.environ if name.upper().startswith("LME_")}
+    for n in range(len(keys), 0, -1):  # the variable itself, or one holding its section
+        name = "LME_" + "__".join(keys[:n]).upper()
+        if name in env_names:
+            return f"environment {name}"
+    target: Any = explicit
+    for key in keys:
+        if not isinstance(target, dict) or key not in target:
+            break
+        target = target[key]
+    else:
+        if keys:
+            return "override (command line or run request)"
+    inside = sorted(n for n in env_names if keys and n.startswith("LME_" + "__".join(keys).upper()))
+    return f"{source} with environment {', '.join(inside)}" if inside else source
+
+
+def _describe(exc: ValidationError, source: str, explicit: dict[str, Any]) -> str:
+    lines = []
+    for error in exc.errors():
+        key = ".".join(str(p) for p in error["loc"]) or "(top level)"
+        lines.append(f"{_origin(error['loc'], source, explicit)}: {key}: {error['msg']}")
+    return "\n".join(lines)
+
+
+def load_settings(path: Path | None, **overrides: Any) -> Settings:
+    """Read `path` (TOML), apply environment overrides, then non-None keyword overrides.
+
+    Overrides are dotted keys, e.g. ``load_settings(p, **{"run.id": "x"})``.
+    """
+    data: dict[str, Any] = {}
+    source = "defaults"
+    if path is not None:
+        source = str(path)
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such config file") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        except OSError as exc:  # a folder, no permission
+            raise ConfigError(f"{path}: cannot read the config file: {exc.strerror}") from None
+    return _build(data, source, overrides, environment=True)
+
+
+def replay_settings(recorded: dict[str, Any], source: str, **overrides: Any) -> Settings:
+    """Settings as a run recorded them (`recorded`, from `source`), with non-None dotted
+    overrides; the environment is not read, so the replay is what was run."""
+    return _build(recorded, source, overrides, environment=False)
+
+
+def _build(
+    data: dict[str, Any], source: str, overrides: dict[str, Any], *, environment: bool
+) -> Settings:
+    explicit: dict[str, Any] = {}
+    try:
+        for dotted, value in overrides.items():
+            if value is None:
+                continue
+            *sections, key = dotted.split(".")
+            if not sections or not all(sections) or not key:
+                raise ConfigError(f"override {dotted!r}: expected a dotted key like 'qa.strategy'")
+            target = explicit
+            for section in sections:
+                target = target.setdefault(section, {})
+            target[key] = value
+        token = _toml_data.set(data)
+        reading = _read_environment.set(environment)
+        try:
+            settings = Settings(**explicit)
+        finally:
+            _read_environment.reset(reading)
+            _toml_data.reset(token)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source, explicit)) from None
+    return settings

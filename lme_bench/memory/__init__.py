@@ -1,1 +1,0 @@
-"""Memory systems: the MemoryBackend protocol and its implementations."""

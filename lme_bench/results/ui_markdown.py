@@ -1,0 +1,140 @@
+"""The run report as shown in the Prefect UI: the summary, cost, and links to the result files."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from lme_bench.results.cost import cost_markdown
+from lme_bench.results.html_report import REPORT_NAME
+from lme_bench.results.summary import summary_table
+from lme_bench.run.finish import RunReport
+
+RESULT_FILES = (
+    REPORT_NAME,
+    "summary.md",
+    "summary.json",
+    "manifest.json",
+    "config.json",
+    "retrieval.parquet",
+    "ingest.parquet",
+    "hypotheses.parquet",
+    "scores.parquet",
+    "hypotheses.jsonl",
+)
+
+
+def qa_table(qa: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per judge and question type, then task-averaged, overall and abstention: the
+    official-rule figures, with each judge's count of questions left without a verdict."""
+    rows = []
+    for judge, found in qa["judges"].items():
+        groups = [
+            *sorted(found["per_type"].items()),
+            ("task-averaged", found["task_averaged"]),
+            ("overall", found["overall"]),
+            ("abstention", found["abstention"]),
+        ]
+        for name, accuracy in groups:
+            low, high = accuracy.get("ci95") or (None, None)
+            rows.append(
+                {
+                    "judge": judge,
+                    "question_type": name,
+                    "n": accuracy["n"],
+                    "accuracy": _rounded(accuracy["accuracy"]),
+                    "ci95_low": _rounded(low),
+                    "ci95_high": _rounded(high),
+                    "not_judged": found["not_judged"],
+                }
+            )
+    return rows
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def retrieval_table(summary: dict[str, Any], granularity: str) -> list[dict[str, Any]]:
+    """The retrieval summary's rows of one granularity, figures rounded to 4 places."""
+    return [
+        {k: _rounded(v) if isinstance(v, float) else v for k, v in row.items()}
+        for row in summary_table(summary, granularity)
+    ]
+
+
+def file_link(path: Path, results_dir: Path, link_base: str | None) -> str:
+    """Where the UI opens a result file: under `link_base` (the URL serving `results_dir`),
+    else a file:// URL, which a browser does not open from an http page."""
+    if link_base is None:
+        return path.resolve().as_uri()
+    relative = path.resolve().relative_to(results_dir.resolve())
+    return link_base + quote(relative.as_posix())
+
+
+def _cost_lines(summary: dict[str, Any]) -> list[str]:
+    qa = summary.get("qa") or {}
+    answers, cost = qa.get("answers"), summary.get("cost")
+    lines = []
+    if answers:
+        lines.append(
+            f"- answering: {answers['llm_calls']} model calls, {answers['input_tokens']} input "
+            f"and {answers['output_tokens']} output tokens"
+        )
+    ingestion = summary.get("ingestion") or {}
+    if ingestion.get("llm_calls"):
+        lines.append(f"- ingestion: {ingestion['llm_calls']} model calls")
+    if cost:
+        lines += ["- " + line for line in cost_markdown(cost)]
+    return lines
+
+
+def report_markdown(report: RunReport, link_base: str | None = None) -> str:
+    """A link to report.html, the run's summary markdown, then cost and links to every file
+    the run wrote (under `link_base` when set, see `file_link`)."""
+    names = [n for n in RESULT_FILES if (report.run_dir / n).is_file()]
+    names += sorted(p.name for p in report.run_dir.glob("hypotheses.jsonl.eval-results-*"))
+    results_dir = report.run_dir.parent
+    links = [
+        f"- [{name}]({file_link(report.run_dir / name, results_dir, link_base)})" for name in names
+    ]
+    parts = []
+    if (report.run_dir / REPORT_NAME).is_file():
+        page = file_link(report.run_dir / REPORT_NAME, results_dir, link_base)
+        parts += [
+            f"**[The run report]({page})**: every question with its answer, verdicts and "
+            "retrieved turns; filters for wrong answers, failed questions, one type.",
+            "",
+        ]
+    parts += [report.markdown.rstrip(), ""]
+    cost = _cost_lines(report.summary)
+    if cost:
+        parts += ["## Cost", "", *cost, ""]
+    if report.failed:
+        parts += [
+            "## Failed questions",
+            "",
+            f"{len(report.failed)}: {', '.join(report.failed[:50])}",
+            f"Rerun them with `lme-bench rerun {report.run_id}` (successes come from the cache).",
+            "",
+        ]
+    parts += ["## Result files", "", f"Folder: `{report.run_dir.resolve()}`", "", *links, ""]
+    return "\n".join(parts)
+
+
+def compare_markdown(
+    markdown: str, paths: list[Path], results_dir: Path | None = None, link_base: str | None = None
+) -> str:
+    """A comparison for the UI: its chart inline (a data URI, so no file server is needed),
+    the report, and links to its files (under `link_base` when set, see `file_link`)."""
+    png = next((p for p in paths if p.suffix == ".png"), None)
+    parts = []
+    if png is not None:
+        data = base64.b64encode(png.read_bytes()).decode()
+        parts += [f"![per-type accuracy, both runs](data:image/png;base64,{data})", ""]
+    parts += [markdown.rstrip(), "", "## Files", ""]
+    base = link_base if results_dir is not None else None
+    parts += [f"- [{p.name}]({file_link(p, results_dir or p.parent, base)})" for p in paths]
+    return "\n".join(parts) + "\n"

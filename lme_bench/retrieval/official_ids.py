@@ -1,0 +1,133 @@
+"""Retrieval evaluation of one question: a memory's ranked entries -> official ids -> metrics.
+
+This is scorer-side code: it reads the gold labels of the `Instance`. Entries map back to the
+haystack through the `session_key` and `turn_index` tags the harness put on them; entries without
+those tags (notes a memory agent wrote from several turns) are left out of the ranking, and so
+are assistant turns: the official retrieval corpus holds user turns only, so scores stay
+comparable with the official ones.
+
+Turn granularity ranks `<session_id>_<turn_number>`; session granularity ranks session ids in
+order of first appearance. Session metrics follow the official turn-to-session procedure
+(lme_bench.metrics.ranking_metrics), so they are computed from the turn ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from lme_bench.backends.entry_types import EntryHit
+from lme_bench.dataset.models import Instance
+from lme_bench.dataset.views import SessionKeyMap
+from lme_bench.metrics.ranking_metrics import (
+    is_evidence,
+    official_session_id,
+    official_turn_id,
+    score_ranking,
+    score_turn_ranking_at_session_level,
+)
+
+GRANULARITIES = ("session", "turn")
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalRow:
+    question_id: str
+    question_type: str
+    is_abstention: bool
+    granularity: str
+    ranked_ids: list[str]
+    metrics: dict[str, float] = field(default_factory=dict)
+    n_evidence: int = 0
+    status: str = "ok"
+    error: str | None = None
+
+
+def _user_turn_has_answer(instance: Instance, position: int) -> bool:
+    return any(t.has_answer for t in instance.haystack_sessions[position] if t.role == "user")
+
+
+def corpus_turn_ids(instance: Instance) -> list[str]:
+    """The official turn corpus: user turns only."""
+    ids = []
+    for sid, turns in zip(instance.haystack_session_ids, instance.haystack_sessions, strict=True):
+        for number, turn in enumerate(turns, start=1):
+            if turn.role == "user":
+                ids.append(official_turn_id(sid, number, turn.role, bool(turn.has_answer)))
+    return ids
+
+
+def corpus_session_ids(instance: Instance) -> list[str]:
+    return [
+        official_session_id(sid, _user_turn_has_answer(instance, position))
+        for position, sid in enumerate(instance.haystack_session_ids)
+    ]
+
+
+def _positions(hits: Sequence[EntryHit], keys: SessionKeyMap) -> list[tuple[int, int]]:
+    found = []
+    for hit in hits:
+        position = keys.position(hit.tags.get("session_key", ""))
+        index = hit.tags.get("turn_index", "")
+        if position is not None and index.isdigit():
+            found.append((position, int(index)))
+    return found
+
+
+def official_rankings(
+    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit]
+) -> tuple[list[str], list[str]]:
+    """(turn ids, session ids), best first: each haystack user turn once (a session repeated in
+    the haystack is in the official corpus twice, so its turn ids are ranked twice, as there),
+    each session id once, in order of first appearance."""
+    turn_ids: dict[tuple[int, int], str] = {}
+    session_ids: dict[str, None] = {}
+    for position, index in _positions(hits, keys):
+        turns = instance.haystack_sessions[position]
+        if index >= len(turns):
+            continue
+        sid = instance.haystack_session_ids[position]
+        turn = turns[index]
+        if turn.role != "user":
+            continue  # the official corpus holds user turns only
+        turn_id = official_turn_id(sid, index + 1, turn.role, bool(turn.has_answer))
+        turn_ids.setdefault((position, index), turn_id)
+        session_ids.setdefault(official_session_id(sid, _user_turn_has_answer(instance, position)))
+    return list(turn_ids.values()), list(session_ids)
+
+
+def evaluate_retrieval(
+    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit]
+) -> list[RetrievalRow]:
+    turn_ranked, session_ranked = official_rankings(instance, keys, hits)
+    turn_corpus = corpus_turn_ids(instance)
+    session_corpus = corpus_session_ids(instance)
+    return [
+        RetrievalRow(
+            instance.question_id,
+            instance.question_type,
+            instance.is_abstention,
+            granularity="session",
+            ranked_ids=session_ranked,
+            metrics=score_turn_ranking_at_session_level(turn_ranked, turn_corpus),
+            n_evidence=sum(is_evidence(sid) for sid in session_corpus),
+        ),
+        RetrievalRow(
+            instance.question_id,
+            instance.question_type,
+            instance.is_abstention,
+            granularity="turn",
+            ranked_ids=turn_ranked,
+            metrics=score_ranking(turn_ranked, turn_corpus),
+            n_evidence=sum(is_evidence(tid) for tid in turn_corpus),
+        ),
+    ]
+
+
+def failed_rows(
+    question_id: str, question_type: str, is_abstention: bool, error: str
+) -> list[RetrievalRow]:
+    return [
+        RetrievalRow(question_id, question_type, is_abstention, g, [], status="error", error=error)
+        for g in GRANULARITIES
+    ]

@@ -1,0 +1,115 @@
+"""Cache keys of per-question work: what a stage's result depends on, hashed.
+
+A key joins the stage, the question's content hash, that stage's settings (with the settings
+of the providers its models come from), a hash of the stage's source and prompt files
+(lme_bench.run.code_digest), and the scope: the run id (`[cache] scope = "run"`) or the memory
+system's identity (`"shared"`: one ingestion reused across runs). Downstream keys also hash
+what the stage was given (the ingestion that filled the memory, the hypothesis), so redoing a
+stage redoes what follows.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+from typing import Any
+
+from lme_bench.common.settings_digest import (
+    digest,
+    ingest_fingerprint,
+    memory_identity,
+    model_settings,
+    provider_settings,
+)
+from lme_bench.config.settings import Settings
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.ingest.question import IngestOutcome, MemoryLocation
+from lme_bench.providers.retry import RETRY_COLUMNS
+from lme_bench.results.qa_tables import HypothesisRow
+from lme_bench.run.code_digest import stage_code_digest
+
+# Bump when a stage's result type or meaning changes. 3: full rankings. 4: session records,
+# hypotheses and scores count retries by cause (retries_throttled, _timeout, _connection,
+# _server), and scores carry `readable`.
+CACHE_FORMAT = "4"
+
+
+def _search_settings(settings: Settings) -> dict[str, Any]:
+    memory = settings.memory
+    return {"search": memory.search, "alpha": memory.alpha, "embedding": memory.embedding_model}
+
+
+def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
+    from lme_bench.judge.prompts import judge_prompts
+    from lme_bench.qa.reader import load_qa_prompts
+
+    if stage == "ingest":
+        return {"ingest": ingest_fingerprint(settings)}
+    if stage == "retrieval":
+        return _search_settings(settings) | {"top_k": settings.retrieval.top_k}
+    if stage == "answer":
+        return {
+            "search": _search_settings(settings),
+            "qa": settings.qa.model_dump(mode="json", exclude={"prompts_dir"}),
+            "model": model_settings(settings, settings.models.qa),
+            "prompts": load_qa_prompts(settings.qa.prompts_dir).hashes,
+        }
+    if stage == "judge":
+        judge = settings.judge
+        return {
+            "judge": judge.model_dump(mode="json", exclude={"prompts_dir"}),
+            "model": model_settings(settings, settings.models.judge),
+            "second_provider": provider_settings(settings, judge.second_model),
+            "prompts": judge_prompts(judge).hashes,
+        }
+    raise ValueError(f"no cache key for stage {stage!r}")
+
+
+def memory_scope(settings: Settings, run_id: str) -> str:
+    """The run part of memory titles: the run id, or with a shared cache one name per
+    ingestion settings, so every run with those settings finds the same memories."""
+    if settings.cache.scope == "shared":
+        return "shared-" + ingest_fingerprint(settings)[:12]
+    return run_id
+
+
+# How long an answer took and how often it was retried do not change what is judged.
+_VOLATILE = frozenset({"seconds", *RETRY_COLUMNS})
+
+
+def upstream_digest(value: Any) -> str:
+    """What a stage was handed by the stage before it."""
+    if isinstance(value, IngestOutcome):  # the memory and the ingestion that filled it
+        return digest([value.memory_id, value.vault_id, value.ingestion_id])
+    if isinstance(value, MemoryLocation):
+        return digest([value.memory_id, value.vault_id])
+    if isinstance(value, HypothesisRow):
+        return digest({k: v for k, v in asdict(value).items() if k not in _VOLATILE})
+    raise TypeError(f"no cache digest for {type(value).__name__}")
+
+
+def stage_key(
+    stage: str,
+    ref: QuestionRef,
+    settings: Settings,
+    scope: str,
+    upstream: Any = None,
+    ingestion_id: str | None = None,
+) -> str | None:
+    """The cache key of one question's stage, or None when caching is off. Judging also
+    hashes the ingestion behind the answer (`ingestion_id`): a memory filled again redoes
+    every stage after it, even where an answer comes out the same."""
+    if settings.cache.scope == "off":
+        return None
+    parts = {
+        "stage": stage,
+        "question": ref.content_sha256,
+        "settings": _stage_settings(stage, settings),
+        "code": [CACHE_FORMAT, stage_code_digest(stage)],
+        "scope": scope if settings.cache.scope == "run" else memory_identity(settings),
+        "upstream": upstream_digest(upstream) if upstream is not None else None,
+    }
+    if ingestion_id is not None:
+        parts["ingestion"] = ingestion_id
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", ref.question_id)[:40]
+    return f"{stage}-{name}-{digest(parts)[:32]}"

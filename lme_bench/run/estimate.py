@@ -1,0 +1,204 @@
+"""What a run will cost before it runs: model calls, tokens, money and wall time per stage.
+
+Nothing is called. Calls follow from the pipeline's shape (agentic ingestion: one call per
+message and one at each session's end; context-only: one per session; answering: 1 to 3 per
+question by strategy; judging: one per judge and repeat). Input sizes are the real prompts the
+stages would send, built with the same text builders from each question's own turns, where what
+cannot be known before the run (the agent's context document, the hypothesis) is a stated
+stand-in size. Tokens: the fake models' count (whitespace words) for fake models, else one
+token per 4 characters (no tokenizer is fetched at run time). Wall time: calls times latency over
+the calls in flight the limits allow, never less than the longest question's calls in a row;
+the stages are summed, an upper bound, as they overlap in a run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from lme_bench.agent.prompts import (
+    build_prompts,
+    context_only_text,
+    observe_text,
+    session_end_text,
+)
+from lme_bench.config.settings import Settings
+from lme_bench.dataset.models import Instance
+from lme_bench.judge.prompts import judge_prompts
+from lme_bench.providers.factory import parse_model
+from lme_bench.qa.reader import load_qa_prompts
+from lme_bench.reference_memory.tool_results import default_prompts
+
+CONTEXT_CHARS = 2_000  # the agent's context document, while a run has not written one
+HYPOTHESIS_CHARS = 300  # an answer
+ENTRY_SUMMARY_CHARS = 300  # an entry the memory agent writes
+# Output tokens of a call, stated: a tool call with an entry summary, a context document, an
+# answer, a query plan, a verdict ("yes" / "no").
+OUTPUT_CHARS = {"observe": 240, "context": CONTEXT_CHARS, "answer": 320, "plan": 160, "judge": 3}
+Call = tuple[str, str]  # (prompt text, kind of output)
+
+
+@dataclass
+class StageEstimate:
+    stage: str
+    model: str
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    longest_question_calls: int = 0
+    cost: float | None = None
+    wall_s: float = 0.0
+
+
+@dataclass
+class Estimate:
+    questions: int
+    latency_s: float
+    stages: list[StageEstimate] = field(default_factory=list)
+
+    @property
+    def total_cost(self) -> float | None:
+        costs = [s.cost for s in self.stages]
+        return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+
+
+def _counter(model: str, settings: Settings) -> tuple[str, bool]:
+    spec = parse_model("estimate", model, settings)
+    return spec.label, spec.kind == "fake"
+
+
+def tokens(text: str, fake: bool) -> int:
+    return len(text.split()) if fake else math.ceil(len(text) / 4)
+
+
+def _stand_in(chars: int) -> str:
+    return ("remembered " * (chars // 11 + 1))[:chars]
+
+
+def _add(stage: StageEstimate, calls: Iterable[Call], fake: bool) -> None:
+    count = 0
+    for text, output in calls:
+        count += 1
+        stage.input_tokens += tokens(text, fake)
+        stage.output_tokens += tokens(_stand_in(OUTPUT_CHARS[output]), fake)
+    stage.calls += count
+    stage.longest_question_calls = max(stage.longest_question_calls, count)
+
+
+def _ingest_calls(instance: Instance, settings: Settings, system: str) -> Iterable[Call]:
+    context = _stand_in(CONTEXT_CHARS)
+    ingest = settings.ingest
+    for position in instance.session_order():
+        turns = [(t.role, t.content) for t in instance.haystack_sessions[position]]
+        date = instance.haystack_dates[position]
+        if ingest.mode == "context-only":
+            yield system + context_only_text(date, context, turns), "context"
+            continue
+        for index, (role, content) in enumerate(turns):
+            window = turns[max(0, index - ingest.window_messages) : index]
+            due = (index + 1) % ingest.context_every == 0 and index + 1 < len(turns)
+            text = observe_text(
+                session_date=date,
+                turn_number=index + 1,
+                turns=len(turns),
+                role=role,
+                content=content,
+                context=context,
+                window=window if ingest.window_messages else [],
+                context_due=due,
+            )
+            yield system + text, "context" if due else "observe"
+        yield system + session_end_text(date, context), "context"
+
+
+def _memory_chars(instance: Instance, settings: Settings) -> int:
+    """What the reader is shown: top_ke entries (verbatim turns in raw ingestion, the agent's
+    summaries otherwise) and, with an agent, context snapshots, within the reader's budget."""
+    qa = settings.qa
+    if settings.ingest.mode == "raw":
+        turns = [t.content for s in instance.haystack_sessions for t in s if t.content.strip()]
+        per_entry = sum(map(len, turns)) / len(turns) if turns else 0.0
+        contexts = 0
+    else:
+        per_entry, contexts = ENTRY_SUMMARY_CHARS, CONTEXT_CHARS * min(qa.top_kc, 2)
+    return min(qa.max_context_chars, int(qa.top_ke * (per_entry + 40)) + contexts)
+
+
+def _answer_calls(instance: Instance, settings: Settings) -> Iterable[Call]:
+    qa, prompts = settings.qa, load_qa_prompts(settings.qa.prompts_dir).texts
+    memory = _stand_in(_memory_chars(instance, settings))
+    if qa.strategy == "two-pass":
+        yield prompts["refine"] + instance.question + memory[: qa.max_context_chars // 2], "plan"
+    elif qa.strategy == "multi-query":
+        yield prompts["queries"] + instance.question, "plan"
+    if qa.rerank:
+        yield instance.question + memory, "plan"
+    yield prompts["reader"] + instance.question + instance.question_date + memory, "answer"
+
+
+def _limit(settings: Settings, stage: str, provider: str) -> tuple[int, float | None]:
+    """Calls in flight and requests per minute the limits allow."""
+    in_flight = settings.limits.for_stage(stage)
+    limit = settings.limits.providers.get(provider)
+    if limit and limit.concurrency:
+        in_flight = min(in_flight, limit.concurrency)
+    return in_flight, limit.rpm if limit else None
+
+
+def _finish(stage: StageEstimate, settings: Settings, latency_s: float, step: str) -> None:
+    in_flight, rpm = _limit(settings, step, stage.model.split(":", 1)[0])
+    wall = max(stage.calls * latency_s / in_flight, stage.longest_question_calls * latency_s)
+    stage.wall_s = max(wall, stage.calls / rpm * 60) if rpm else wall
+    price = settings.prices.get(stage.model)
+    if price is not None:
+        stage.cost = (
+            stage.input_tokens * price.input_per_mtok + stage.output_tokens * price.output_per_mtok
+        ) / 1e6
+
+
+def calls_models(settings: Settings) -> bool:
+    """Whether any stage of the run calls a model (else there is nothing to estimate)."""
+    stages, models = settings.stages, settings.models
+    agent = "ingest" in stages and settings.ingest.mode != "raw" and bool(models.agent)
+    judge = "judge" in stages and bool(models.judge or settings.judge.second_model)
+    return agent or ("answer" in stages and bool(models.qa)) or judge
+
+
+def estimate_run(
+    instances: Iterable[Instance], settings: Settings, latency_s: float = 2.0
+) -> Estimate:
+    """Per stage that calls a model: calls, tokens, cost from `[prices]`, wall time."""
+    plan: list[tuple[str, StageEstimate, bool]] = []
+    system = ""
+    if "ingest" in settings.stages and settings.ingest.mode != "raw" and settings.models.agent:
+        label, fake = _counter(settings.models.agent, settings)
+        plan.append(("ingest", StageEstimate("ingest", label), fake))
+        system = build_prompts(default_prompts("chat"), settings.ingest.mode).system
+    if "answer" in settings.stages and settings.models.qa:
+        label, fake = _counter(settings.models.qa, settings)
+        plan.append(("answer", StageEstimate("answer", label), fake))
+    judges = [m for m in (settings.models.judge, settings.judge.second_model) if m]
+    if "judge" in settings.stages:
+        for model in judges:
+            label, fake = _counter(model, settings)
+            plan.append(("judge", StageEstimate("judge", label), fake))
+    prompts = judge_prompts(settings.judge) if judges and "judge" in settings.stages else None
+    hypothesis = _stand_in(HYPOTHESIS_CHARS)
+    count = 0
+    for instance in instances:
+        count += 1
+        for step, stage, fake in plan:
+            if step == "ingest":
+                _add(stage, _ingest_calls(instance, settings, system), fake)
+            elif step == "answer":
+                _add(stage, _answer_calls(instance, settings), fake)
+            elif prompts is not None:
+                prompt = prompts.for_question(instance.question_id, instance.question_type)
+                text = prompt.render(instance.question, instance.answer, hypothesis)
+                _add(stage, [(text, "judge")] * settings.judge.repeats, fake)
+    found = Estimate(count, latency_s)
+    for step, stage, _ in plan:
+        _finish(stage, settings, latency_s, step)
+        found.stages.append(stage)
+    return found

@@ -1,0 +1,226 @@
+"""Writing a run's folder: the tables of the stages that ran (earlier ones are kept and read
+back), the official exports, summary.md / summary.json and manifest.json, each atomically."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lme_bench.config.settings import Settings
+from lme_bench.dataset.known import describe_release
+from lme_bench.dataset.shards import PreparedDataset, QuestionRef
+from lme_bench.ingest.question import IngestOutcome
+from lme_bench.ingest.titles import memory_titles
+from lme_bench.judge.prompts import judge_prompts
+from lme_bench.qa.reader import load_qa_prompts
+from lme_bench.results.atomic import write_text_atomically
+from lme_bench.results.cost import cost_markdown, run_cost
+from lme_bench.results.estimate_report import beside_spent, beside_spent_markdown, spent_by_stage
+from lme_bench.results.html_report import write_html_report
+from lme_bench.results.ingest_table import ingest_table, ingest_totals, totals_markdown
+from lme_bench.results.manifest import build_manifest, write_manifest
+from lme_bench.results.qa_scores import (
+    attribute_all,
+    export_official,
+    primary_judge,
+    qa_markdown,
+    qa_summary,
+)
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow, hypotheses_table, scores_table
+from lme_bench.results.readback import (
+    read_hypotheses,
+    read_ingest,
+    read_retrieval,
+    read_scores,
+)
+from lme_bench.results.summary import summarize_retrieval, summary_markdown
+from lme_bench.results.tables import retrieval_table, write_parquet
+from lme_bench.retrieval.official_ids import RetrievalRow
+from lme_bench.run.cache_keys import memory_scope
+from lme_bench.run.estimate import calls_models, estimate_run
+from lme_bench.run.steps import RunPlan, bundled_sample, search_description, search_label
+
+
+@dataclass
+class RunResults:
+    """What the stages of this run produced; None: the stage did not run this time."""
+
+    outcomes: list[IngestOutcome] = field(default_factory=list)
+    retrieval: list[RetrievalRow] | None = None
+    hypotheses: list[HypothesisRow] | None = None
+    scores: list[ScoreRow] | None = None
+    failed: dict[str, str] = field(default_factory=dict)  # question id -> first error
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    run_id: str
+    run_dir: Path
+    summary: dict[str, Any]
+    markdown: str
+    failed: list[str]
+
+
+def _prompt_hashes(settings: Settings) -> dict[str, Any]:
+    hashes: dict[str, Any] = {}
+    if "answer" in settings.stages:
+        qa = load_qa_prompts(settings.qa.prompts_dir)
+        hashes["qa"] = {"version": qa.version, "sha256": qa.hashes}
+    if "judge" in settings.stages:
+        judge = judge_prompts(settings.judge)
+        hashes["judge"] = {
+            "version": judge.version,
+            "source": judge.source,
+            "description": judge.description,
+            "sha256": judge.hashes,
+        }
+        if judge.script_sha256:
+            hashes["judge"]["script_sha256"] = judge.script_sha256
+    return hashes
+
+
+def headline(summary: dict[str, Any]) -> str:
+    """One line of the run's leading figures: QA by the first LLM judge (official rule) and
+    session-level retrieval (official average)."""
+    parts = []
+    primary = primary_judge(summary["qa"]) if "qa" in summary else None
+    if primary and primary["overall"]["accuracy"] is not None:
+        overall = primary["overall"]
+        parts.append(
+            f"QA overall {100 * overall['accuracy']:.1f}% ({overall['correct']}/{overall['n']})"
+        )
+    session = summary.get("session", {}).get("overall", {})
+    if session.get("n"):
+        parts.append(f"session recall_all@5 {session['recall_all@5']:.3f} (n={session['n']})")
+    return "; ".join(parts) or "no figures"
+
+
+def _with_incomplete_banner(markdown: str, run_id: str, failed: list[str], total: int) -> str:
+    """The summary's title, then a line saying the run is incomplete: how many, which."""
+    shown = ", ".join(failed[:20]) + (" …" if len(failed) > 20 else "")
+    banner = (
+        f"**Incomplete run**: {len(failed)} of {total} questions failed ({shown}); the figures "
+        f"below leave them out. `lme-bench rerun {run_id}` redoes them.\n\n"
+    )
+    title, _, rest = markdown.partition("\n\n")
+    return f"{title}\n\n{banner}{rest}"
+
+
+def write_run(
+    plan: RunPlan,
+    settings: Settings,
+    prepared: PreparedDataset,
+    refs: list[QuestionRef],
+    results: RunResults,
+    started_at: datetime,
+) -> RunReport:
+    run_dir, run_id = plan.run_dir, plan.run_id
+    records = [record for outcome in results.outcomes for record in outcome.sessions]
+    if results.retrieval is not None:
+        write_parquet(run_dir / "retrieval.parquet", retrieval_table(run_id, results.retrieval))
+    retrieval = (
+        results.retrieval
+        if results.retrieval is not None
+        else read_retrieval(run_dir / "retrieval.parquet")
+    )
+    if records:
+        write_parquet(run_dir / "ingest.parquet", ingest_table(run_id, records))
+    summary = summarize_retrieval(retrieval)
+    summary["ingestion"] = ingest_totals(records)
+    title = f"lme-bench run {run_id} (search: {search_label(settings)})"
+    markdown = summary_markdown(summary, title) + "\n" + totals_markdown(summary["ingestion"])
+    if results.hypotheses is not None:
+        write_parquet(run_dir / "hypotheses.parquet", hypotheses_table(run_id, results.hypotheses))
+    if results.scores is not None:
+        hypotheses = results.hypotheses or []
+        ingested = {o.question_id for o in results.outcomes}
+        attribute_all(results.scores, hypotheses, ingested)
+        write_parquet(run_dir / "scores.parquet", scores_table(run_id, results.scores))
+        types = {r.question_id: r.question_type for r in refs}
+        prompts = judge_prompts(settings.judge)
+        summary["qa"] = qa_summary(results.scores, hypotheses, types, prompts)
+        markdown += "\n" + qa_markdown(summary["qa"])
+        export_official(run_dir, hypotheses, results.scores)
+    primary = primary_judge(summary["qa"]) if "qa" in summary else None
+    sessions = records or read_ingest(run_dir / "ingest.parquet")  # this run's, or recorded
+    summary["cost"] = run_cost(
+        agent_model=settings.models.agent if settings.ingest.mode != "raw" else None,
+        records=sessions,
+        hypotheses=results.hypotheses or [],
+        scores=results.scores or [],
+        questions=len(refs),
+        correct=primary["overall"]["correct"] if primary else None,
+        prices=settings.prices,
+    )
+    if summary["cost"]:
+        markdown += "\n" + "\n".join(cost_markdown(summary["cost"])) + "\n"
+    for row in results.retrieval or []:
+        if row.status != "ok":
+            results.failed.setdefault(row.question_id, row.error or "")
+    if calls_models(settings):
+        estimate = estimate_run((r.load() for r in refs), settings)
+        spent = spent_by_stage(sessions, results.hypotheses or [], results.scores or [])
+        summary["estimate"] = beside_spent(estimate, spent)
+        markdown += "\n" + beside_spent_markdown(summary["estimate"])
+    failed = sorted(results.failed)
+    summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
+    if failed:
+        markdown = _with_incomplete_banner(markdown, run_id, failed, len(refs))
+    if "report" in settings.stages:
+        write_text_atomically(run_dir / "summary.md", markdown)
+        write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+        write_html_report(
+            run_dir,
+            title,
+            summary,
+            refs,
+            retrieval,
+            results.hypotheses
+            if results.hypotheses is not None
+            else read_hypotheses(run_dir / "hypotheses.parquet"),
+            results.scores
+            if results.scores is not None
+            else read_scores(run_dir / "scores.parquet"),
+            results.failed,
+        )
+    manifest = build_manifest(
+        run_id=run_id,
+        request=plan.request,
+        stages=list(settings.stages),
+        dataset={
+            "path": prepared.path,
+            "sha256": prepared.sha256,
+            "release": describe_release(prepared.sha256, Path(prepared.path), bundled_sample()),
+            "questions": len(refs),
+        },
+        question_ids=[r.question_id for r in refs],
+        failed_question_ids=failed,
+        errors={q: results.failed[q] for q in failed},
+        ingestion={
+            "mode": settings.ingest.mode,
+            "agent_model": settings.models.agent if settings.ingest.mode != "raw" else None,
+            "entries": sum(o.entries for o in results.outcomes),
+            **summary["ingestion"],
+        },
+        models={
+            "agent": settings.models.agent,
+            "qa": settings.models.qa,
+            "judge": settings.models.judge,
+            "second_judge": settings.judge.second_model,
+        },
+        prompts=_prompt_hashes(settings),
+        memories={o.question_id: o.memory_id for o in results.outcomes},
+        memory_titles=memory_titles(
+            [r.question_id for r in refs], memory_scope(settings, run_id), settings.run.results_dir
+        ),
+        memory_entries={o.question_id: o.entries for o in results.outcomes},
+        search=search_description(settings),
+        config=settings.redacted(),
+        started_at=started_at.isoformat(),
+        finished_at=datetime.now(UTC).isoformat(),
+    )
+    write_manifest(run_dir / "manifest.json", manifest)
+    return RunReport(run_id, run_dir, summary, markdown, failed)

@@ -1,0 +1,108 @@
+"""The run's progress where the user is: one line of questions done per stage, failures, model
+calls and spend so far, time elapsed and left. In a terminal the line is redrawn in place;
+elsewhere (a log, CI, a deployment's worker) it is printed as a plain line at most every
+`every_s` seconds, and always when the run ends."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
+
+from lme_bench.config.settings import PriceSettings
+from lme_bench.results.cost import Usage, priced
+
+
+def _usages(stage: str, value: Any, agent_model: str) -> Iterable[Usage]:
+    """The model calls a finished stage made, as (model, tokens)."""
+    if stage == "ingest":
+        for record in getattr(value, "sessions", []):
+            yield Usage(agent_model, record.input_tokens, record.output_tokens)
+    elif stage == "answer":
+        yield Usage(value.qa_model, value.input_tokens, value.output_tokens)
+    elif stage == "judge":
+        for row in value:
+            if row.judge_kind == "llm":
+                yield Usage(row.judge, row.input_tokens, row.output_tokens)
+
+
+def _calls(stage: str, value: Any) -> int:
+    if stage == "ingest":
+        return sum(r.llm_calls for r in getattr(value, "sessions", []))
+    if stage == "answer":
+        return int(value.llm_calls)
+    if stage == "judge":
+        return sum(r.llm_calls for r in value)
+    return 0
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class RunProgress:
+    def __init__(
+        self,
+        total: int,
+        stages: Iterable[str],
+        prices: dict[str, PriceSettings],
+        *,
+        agent_model: str | None = None,
+        out: TextIO | None = None,
+        every_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.total, self.stages, self.prices = total, list(stages), prices
+        self.agent_model = agent_model or ""
+        self.out = out or sys.stderr
+        self.every_s, self.clock = every_s, clock
+        self.started = clock()
+        self.done: Counter[str] = Counter()
+        self.calls = 0
+        self.usages: list[Usage] = []
+        self.failed = 0
+        self.questions_done = 0
+        self._printed_at: float | None = None
+        self._tty = bool(getattr(self.out, "isatty", lambda: False)())
+
+    def record(self, stage: str, value: Any) -> None:
+        """A stage of one question finished (`value`: its result, None when it failed)."""
+        self.done[stage] += 1
+        if value is not None:
+            self.calls += _calls(stage, value)
+            self.usages += _usages(stage, value, self.agent_model)
+
+    def update(self, questions_done: int, failed: int) -> None:
+        self.questions_done, self.failed = questions_done, failed
+        self.show()
+
+    def line(self) -> str:
+        parts = [f"{self.questions_done}/{self.total} questions"]
+        parts.append(" ".join(f"{s} {self.done[s]}" for s in self.stages))
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        parts.append(f"{self.calls} model calls")
+        cost, unpriced = priced(self.usages, self.prices)
+        if self.prices and not unpriced:
+            parts.append(f"spent {cost:.2f}")
+        elapsed = self.clock() - self.started
+        left, done = "", self.questions_done
+        if 0 < done < self.total:
+            left = f", ~{_clock(elapsed * (self.total - done) / done)} left"
+        parts.append(f"{_clock(elapsed)} elapsed{left}")
+        return " | ".join(parts)
+
+    def show(self, final: bool = False) -> None:
+        now = self.clock()
+        if self._tty:
+            self.out.write("\r\x1b[2K" + self.line() + ("\n" if final else ""))
+            self.out.flush()
+            return
+        due = self._printed_at is None or now - self._printed_at >= self.every_s
+        if final or due:
+            self._printed_at = now
+            print(self.line(), file=self.out, flush=True)

