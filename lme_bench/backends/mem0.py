@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import os
 import re
 import shutil
@@ -134,6 +135,9 @@ def _mem0_memory_class() -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import mem0.memory.main
     import mem0.memory.telemetry
+
+    hf_logging: Any = importlib.import_module("transformers.utils.logging")
+    hf_logging.disable_progress_bar()  # no "Loading weights" bar on stderr for every memory
 
     # mem0 may have been imported before with telemetry on: turn off the copies it reads.
     mem0.memory.telemetry.MEM0_TELEMETRY = False
