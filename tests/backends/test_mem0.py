@@ -182,3 +182,23 @@ def test_raw_turns_keep_their_turn_index_and_need_no_model(tmp_path: Path) -> No
         await system.close()
 
     asyncio.run(check())
+
+
+def test_messages_per_add_splits_a_session_into_extractions(tmp_path: Path) -> None:
+    pytest.importorskip("mem0")
+
+    async def check() -> None:
+        system = open_system(settings(tmp_path, messages_per_add=2))
+        memory_id = await system.open_memory("lme-title-split")
+        await system.ingest_session(memory_id, BIKE)
+        assert system.usage().model_calls == 2  # turns 0-1, then turn 2
+        hits = await search(system, memory_id, "bike", 10)
+        assert sorted(h.text for h in hits) == [
+            "I bought a red road bike last week.",
+            "It cost four hundred dollars.",
+            "My sister Ann helped me choose the bike.",
+        ]
+        assert {(h.session_key, h.date) for h in hits} == {(BIKE.key, BIKE.date)}
+        await system.close()
+
+    asyncio.run(check())
