@@ -145,7 +145,8 @@ def test_ingest_search_reingest_and_delete(tmp_path: Path, store: str, extract: 
         await reader.close()
 
     _run(check())
-    assert (tmp_path / "backends" / "unscoped" / DATABASE_NAME).is_file() == (store == "sqlite")
+    databases = list((tmp_path / "backends").glob(f"*/{DATABASE_NAME}"))
+    assert len(databases) == (1 if store == "sqlite" else 0)
 
 
 def test_the_extractor_answers_langmems_prompt(tmp_path: Path) -> None:
