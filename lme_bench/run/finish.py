@@ -87,8 +87,8 @@ def headline(summary: dict[str, Any]) -> str:
     session-level retrieval (official average)."""
     parts = []
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
-    if primary and primary["overall"]["accuracy"] is not None:
-        overall = primary["overall"]
+    overall = primary["overall"] if primary else None
+    if overall and overall["accuracy"] is not None:
         parts.append(
             f"QA overall {100 * overall['accuracy']:.1f}% ({overall['correct']}/{overall['n']})"
         )
