@@ -2,8 +2,8 @@
 
 lme-bench builds one backend object per stage of a question, so the store outlives them:
 - `memory`: one `InMemoryStore` per backend data folder, kept in this module for the life of
-  the process (ingestion and search use different backend objects). It is gone when the
-  process ends.
+  the process (ingestion and search use different backend objects, in different threads of
+  the flow). It is gone when the process ends.
 - `sqlite`: one `SqliteStore` per database file while any backend object uses it, over a
   single connection (the store's own lock serialises its transactions).
 
@@ -72,6 +72,27 @@ def counted_embed(embedder: Embedder) -> Any:
     return embed
 
 
+class ThreadSafeInMemoryStore(InMemoryStore):
+    """InMemoryStore reads and writes plain dicts unguarded, and the flow's tasks run in several
+    threads: its steps that touch them (never an await) hold one lock."""
+
+    def __init__(self, *, index: IndexConfig | None = None) -> None:
+        super().__init__(index=index)
+        self._lock = threading.Lock()
+
+    def _prepare_ops(self, ops: Iterable[Op]) -> Any:
+        with self._lock:
+            return super()._prepare_ops(ops)
+
+    def _insertinmem_store(self, to_embed: Any, embeddings: list[list[float]]) -> None:
+        with self._lock:
+            super()._insertinmem_store(to_embed, embeddings)
+
+    def _apply_put_ops(self, put_ops: Any) -> None:
+        with self._lock:
+            super()._apply_put_ops(put_ops)
+
+
 class ThreadedSqliteStore(SqliteStore):
     """SqliteStore's async calls raise NotImplementedError (it is synchronous); LangMem's manager
     and this backend are async, so each batch runs in a worker thread instead."""
@@ -120,7 +141,7 @@ def acquire_store(kind: StoreKind, data_dir: Path, embedder: Embedder) -> BaseSt
                 "fields": INDEXED_FIELDS,
             }
             if kind == "memory":
-                store: BaseStore = InMemoryStore(index=index)
+                store: BaseStore = ThreadSafeInMemoryStore(index=index)
             else:
                 data_dir.mkdir(parents=True, exist_ok=True)
                 store = _sqlite_store(data_dir / DATABASE_NAME, dict(index))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,6 +17,7 @@ from lme_bench.backends.langgraph_stores import DATABASE_NAME
 from lme_bench.backends.protocol import Capability, Hit, MemorySystem, Session, Turn
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings
+from lme_bench.conformance import MemorySystemConformance
 from lme_bench.providers.fake_langmem import user_messages
 
 T = TypeVar("T")
@@ -80,6 +82,7 @@ async def _search(system: MemorySystem, memory_id: str, query: str, k: int) -> l
     return await system.search(memory_id, query, question_date=QUESTION_DATE, k=k)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("store", "extract"), COMBINATIONS)
 def test_ingest_search_reingest_and_delete(tmp_path: Path, store: str, extract: str) -> None:
     settings = _settings(tmp_path, store=store, extract=extract)
@@ -180,6 +183,25 @@ def test_sqlite_memory_survives_closing_every_backend(tmp_path: Path) -> None:
     _run(check())
 
 
+def test_one_in_memory_store_serves_backends_in_several_threads(tmp_path: Path) -> None:
+    """As the flow runs questions: each thread its own event loop and backend object."""
+    settings = _settings(tmp_path, store="memory")
+
+    async def fill_and_search(title: str) -> list[Hit]:
+        system = open_system(settings)
+        memory_id = await system.open_memory(title)
+        for session in SESSIONS.values():
+            await system.ingest_session(memory_id, session)
+        hits = await _search(system, memory_id, "kayak", 100)
+        await system.close()
+        return hits
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        found = list(pool.map(lambda t: _run(fill_and_search(t)), ["a", "b", "c", "d"]))
+    for hits in found:
+        assert sorted(h.text for h in hits) == sorted(t for t in GIVEN if t.strip())
+
+
 def test_capabilities_follow_extraction() -> None:
     assert Capability.TURN_PROVENANCE in LangGraphSystem.capabilities
     assert Capability.EXTRACTS not in LangGraphSystem.capabilities
@@ -203,3 +225,15 @@ def test_bad_params_and_a_missing_memory_model_are_config_errors(tmp_path: Path)
     )
     with pytest.raises(ConfigError, match=r"\[models\] memory"):
         open_system(settings)
+
+
+@pytest.mark.slow
+class TestConformanceSqliteTurns(MemorySystemConformance):
+    def make_system(self, data_dir: Path) -> MemorySystem:
+        return open_system(_settings(data_dir, store="sqlite"))
+
+
+@pytest.mark.slow
+class TestConformanceInMemoryLangMem(MemorySystemConformance):
+    def make_system(self, data_dir: Path) -> MemorySystem:
+        return open_system(_settings(data_dir, store="memory", extract="langmem"))
