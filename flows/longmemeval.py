@@ -17,15 +17,17 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
+from lme_bench_flows import artifacts, schedule
+from lme_bench_flows.scale_out import run_shards
+from lme_bench_flows.stopping import stopping_cleanly
+from lme_bench_tasks import benchmark as tasks
+from lme_bench_tasks.storage import result_storage
 from prefect import flow, get_run_logger, tags
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
-from flows import artifacts, schedule
-from flows.scale_out import run_shards
-from flows.stopping import stopping_cleanly
 from lme_bench.common.secrets import RedactingLogFilter
 from lme_bench.common.stop_signal import STOPPING
 from lme_bench.config.settings import Settings
@@ -38,8 +40,6 @@ from lme_bench.run.collect import Done, Job, RunCollector
 from lme_bench.run.finish import headline
 from lme_bench.run.progress import RunProgress
 from lme_bench.run.request import RunRequest
-from tasks import benchmark as tasks
-from tasks.storage import result_storage
 
 T = TypeVar("T")
 MAX_THREADS = 128  # the stage limits bound what runs; idle threads cost nothing
@@ -222,7 +222,7 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     started_at = datetime.now(UTC)
     settings, plan = _checked_plan(request, record=False)
     if settings.limits.shared:
-        from tasks.limits import install_shared_limits
+        from lme_bench_tasks.limits import install_shared_limits
 
         install_shared_limits(settings)
     question_ids = request.questions
