@@ -7,7 +7,8 @@ mcp-knowledge-graph.toml sets it up for `@modelcontextprotocol/server-memory`.
 
 - Isolation: 'server-per-memory' starts one server per memory (stdio) or talks to one URL per
   memory; with server-memory, whose only store is its MEMORY_FILE_PATH, that is the one real
-  isolation. 'prefix' shares a server and keeps the hits whose name carries the memory: the
+  isolation. 'argument' suits servers that keep memories apart by an argument of every tool (a
+  user id). 'prefix' shares a server and keeps the hits whose name carries the memory: the
   server itself still returns, and an agent could still write to, other memories' items.
 - Ranking: hits come in the server's order, scored by rank (1, 1/2, 1/3 ...). Servers such as
   server-memory do not rank at all (search_nodes is a substring match of the whole query).
@@ -64,7 +65,7 @@ def offered(params: McpToolsParams) -> frozenset[Capability]:
     if params.delete_tool:
         found.add(Capability.DELETES)
     if params.memory_scoping == "server-per-memory":
-        found.add(Capability.AGENT_TOOLS)  # under 'prefix' an agent would reach other memories
+        found.add(Capability.AGENT_TOOLS)  # on a shared server an agent reaches every memory
     return frozenset(found)
 
 
@@ -269,8 +270,8 @@ class McpToolsSystem:
         """The memory server's own tools as LangChain tools, for an LLM memory agent."""
         if Capability.AGENT_TOOLS not in offered(self.params):
             raise NotImplementedError(
-                f"{self.name}: under memory_scoping 'prefix' an agent's tools would reach every"
-                " memory on the server"
+                f"{self.name}: under memory_scoping {self.params.memory_scoping!r} an agent's"
+                " tools would reach every memory on the server"
             )
         from langchain_mcp_adapters.tools import load_mcp_tools
 

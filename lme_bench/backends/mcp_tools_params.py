@@ -162,11 +162,13 @@ class McpToolsParams(BackendParams):
         " 'PREFIX VARIABLE', e.g. 'Bearer MY_TOKEN'",
     )
     timeout_s: float = Field(default=60.0, gt=0, description="per tool call")
-    memory_scoping: Literal["server-per-memory", "prefix"] = Field(
+    memory_scoping: Literal["server-per-memory", "argument", "prefix"] = Field(
         default="server-per-memory",
         description="'server-per-memory': one server (stdio process or URL) per memory, its"
-        " env/args/url/headers naming {memory}; 'prefix': one shared server, ingest_args name"
-        " {memory} and hit_path.name_pattern's memory group keeps a memory's own hits",
+        " env/args/url/headers naming {memory}; 'argument': one server that keeps memories"
+        " apart itself, every tool's arguments naming {memory} (a user or namespace id);"
+        " 'prefix': one shared server, ingest_args name {memory} and hit_path.name_pattern's"
+        " memory group keeps a memory's own hits",
     )
     search_tool: str = Field(description="the tool that searches, e.g. 'search_nodes'")
     search_args: dict[str, Any] = Field(
@@ -232,6 +234,21 @@ class McpToolsParams(BackendParams):
                 " (e.g. env MEMORY_FILE_PATH = '{data_dir}/{memory}.jsonl'), or memories"
                 " would share one store"
             )
+        if self.memory_scoping == "argument":
+            unnamed = [
+                where
+                for where, template, used in (
+                    ("search_args", self.search_args, True),
+                    ("ingest_args", self.ingest_args, True),
+                    ("list_args", self.list_args, self.list_tool is not None),
+                    ("delete_args", self.delete_args, self.delete_tool is not None),
+                )
+                if used and "memory" not in placeholders(template)
+            ]
+            if unnamed:
+                raise ValueError(
+                    f"memory_scoping 'argument' needs {{memory}} in {', '.join(unnamed)}"
+                )
         if self.memory_scoping == "prefix" and not (
             "memory" in placeholders(self.ingest_args) and self.hit_path.provides("memory")
         ):

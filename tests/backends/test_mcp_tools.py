@@ -1,7 +1,8 @@
 """The mcp-tools backend against the reference knowledge-graph server
 (@modelcontextprotocol/server-memory, pinned) started over stdio behind a recorder of every
 byte sent to it: isolation, dates, depth, idempotent re-ingestion, provenance, delete, usage,
-agent tools, and that nothing but what the protocol gave reaches the server or its store."""
+agent tools, and that nothing but what the protocol gave reaches the server or its store; then
+a second server with tools of its own over streamable HTTP (tests/backends/notes_http_server.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +25,10 @@ from lme_bench.backends.protocol import Capability, MemorySystem, Session, Turn,
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.conformance import MemorySystemConformance, build_system
+from tests.conformance.servers import free_port, wait_until_listening
 from tests.wire.capture import stdio_sent, tool_calls
 
-pytestmark = pytest.mark.slow  # starts node servers
+pytestmark = pytest.mark.slow  # starts servers (node, and a Python one over HTTP)
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "mcp-knowledge-graph.toml"
@@ -367,6 +370,90 @@ def test_prefix_scoping_and_session_ingestion(server_script: Path, tmp_path: Pat
     assert len(graph(data_dir(tmp_path) / "shared.jsonl")) == 4
 
 
+@pytest.fixture
+def notes_url(tmp_path: Path) -> Iterator[str]:
+    """tests/backends/notes_http_server.py on a loopback port."""
+    port = free_port()
+    log = tmp_path / "notes-server.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.backends.notes_http_server", str(port)],
+            cwd=REPO, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        if not wait_until_listening(process, port, 60.0, log.read_text):
+            pytest.fail(f"notes server not listening:\n{log.read_text()}")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+
+
+def test_any_server_over_streamable_http(notes_url: str, tmp_path: Path) -> None:
+    """Another server's tools: memories kept apart by the server's own argument, provenance
+    from fields of its results, a server-side limit from {k}, and its own ranking kept."""
+    params = {
+        "transport": "streamable_http",
+        "url": notes_url,
+        "memory_scoping": "argument",
+        "search_tool": "find_notes",
+        "search_args": {"book": "{memory}", "query": "{query}", "limit": "{k}"},
+        "ingest_tool": "add_note",
+        "ingest_args": {
+            "book": "{memory}",
+            "text": "{text}",
+            "meta": {"session": "{session_key}", "turn": "{turn_index}", "date": "{date}"},
+        },
+        "hit_path": {
+            "items": "notes",
+            "text": "text",
+            "fields": {
+                "session_key": "meta.session",
+                "turn_index": "meta.turn",
+                "date": "meta.date",
+            },
+        },
+        "list_tool": "list_notes",
+        "list_args": {"book": "{memory}"},
+        "delete_tool": "drop_book",
+        "delete_args": {"book": "{memory}"},
+    }
+
+    async def scenario() -> None:
+        system = open_system(settings(tmp_path, params))
+        assert system.capabilities == {
+            Capability.PROVENANCE, Capability.TURN_PROVENANCE, Capability.DELETES
+        }  # fmt: skip
+        try:
+            a = await system.open_memory(TITLE_A)
+            b = await system.open_memory(TITLE_B)
+            for session in SESSIONS_A:
+                await system.ingest_session(a, session)
+            await system.ingest_session(b, SESSIONS_B[0])
+            hits = await system.search(a, "green tea morning", question_date="", k=2)
+            assert [(h.session_key, h.turn_index, h.date) for h in hits] == [
+                ("s000", 3, "2023/05/20 (Sat) 02:21"),  # three shared words, then one
+                ("s000", 1, "2023/05/20 (Sat) 02:21"),
+            ]
+            assert hits[0].score > hits[1].score
+            assert await texts(system, a, "Miso cat") == []
+            assert await texts(system, b, "Miso cat") == [t.content for t in SESSIONS_B[0].turns]
+            again = open_system(settings(tmp_path, params))
+            try:
+                for session in SESSIONS_A:  # list_notes tells what is held: nothing is resent
+                    await again.ingest_session(a, session)
+            finally:
+                await again.close()
+            assert len(await texts(system, a, "tea", k=100)) == len(TEA_TURNS_A)
+            await system.delete_memory(a)
+            assert await texts(system, a, "tea") == []
+            assert len(await texts(system, b, "tea")) == 1
+        finally:
+            await system.close()
+
+    asyncio.run(scenario())
+
+
 @pytest.mark.parametrize(
     ("change", "named"),
     [
@@ -376,6 +463,8 @@ def test_prefix_scoping_and_session_ingestion(server_script: Path, tmp_path: Pat
         ({"env": {"MEMORY_FILE_PATH": "/tmp/one.jsonl"}}, "memory_scoping"),
         ({"delete_args": {"entityNames": "{names}"}, "list_tool": None}, "{names}"),
         ({"hit_path": {"items": "entities", "name_pattern": "(?P<x>.*)"}}, "name_pattern"),
+        ({"memory_scoping": "argument"}, "search_args, ingest_args, list_args, delete_args"),
+        ({"transport": "streamable_http"}, "needs url"),
     ],
 )
 def test_bad_params_are_config_errors(tmp_path: Path, change: dict[str, Any], named: str) -> None:
