@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from lme_bench.backends.mcp_tools import McpToolsSystem
+from lme_bench.backends.mcp_tools import McpToolsSystem, memory_id_for
 from lme_bench.backends.protocol import Capability, MemorySystem, Session, Turn, Usage
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings
@@ -125,9 +125,10 @@ def recorded(script: Path, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def settings(tmp_path: Path, params: dict[str, Any]) -> Settings:
+    """A memory model is configured: the backend must leave it unused (its account stays 0)."""
     return Settings(
         memory={"backend": "mcp-tools", "params": params, "path": tmp_path / "m.sqlite"},
-        models={"judge": "none"},
+        models={"memory": "fake:echo", "judge": "none"},
     )
 
 
@@ -217,6 +218,7 @@ def test_knowledge_graph_server(server_script: Path, tmp_path: Path) -> None:
             tea = await system.search(a, "TEA", question_date=QUESTION_DATE, k=100)
             assert [(h.session_key, h.turn_index) for h in tea] == TEA_TURNS_A
             assert await texts(system, a, "what tea does my sister drink") == []  # substring
+            assert await texts(system, a, "says {text}") == [SESSIONS_A[2].turns[0].content]
 
             # Isolation: one store per memory, the same session key in both.
             assert await texts(system, a, "Miso") == []
@@ -238,6 +240,9 @@ def test_knowledge_graph_server(server_script: Path, tmp_path: Path) -> None:
             assert len(graph(store / f"{a}.jsonl")) == 8
             assert len(await texts(system, a, "tea")) == 6
             assert system.usage() == Usage()  # the server makes no model calls
+            assert isinstance(system, McpToolsSystem)
+            assert system.env.chat_model is not None
+            assert system.env.chat_model.account.calls == 0  # nor does the backend
 
             await system.delete_memory(a)
             assert await texts(system, a, "tea") == []
@@ -252,7 +257,15 @@ def test_knowledge_graph_server(server_script: Path, tmp_path: Path) -> None:
     # Everything sent over the wire: tool names, argument keys, and strings made only of what
     # the protocol gave (keys, dates, turns, roles, indices, queries) and the templates' text.
     a, b = TITLE_A, TITLE_B
-    queries = {"red bike", "tea", "TEA", "what tea does my sister drink", "Miso", "bike"}
+    queries = {
+        "says {text}",
+        "red bike",
+        "tea",
+        "TEA",
+        "what tea does my sister drink",
+        "Miso",
+        "bike",
+    }
     literals = template_literals(params)
     for memory, sessions in ((a, SESSIONS_A), (b, SESSIONS_B)):
         sent, messages = stdio_sent(store / f"wire-{memory}.log")
@@ -452,6 +465,12 @@ def test_any_server_over_streamable_http(notes_url: str, tmp_path: Path) -> None
             await system.close()
 
     asyncio.run(scenario())
+
+
+def test_memory_ids_are_safe_in_file_names_and_urls() -> None:
+    assert memory_id_for(TITLE_A) == TITLE_A
+    unsafe = memory_id_for("../My Memory")
+    assert re.fullmatch(r"m-[0-9a-f]{40}", unsafe) and unsafe != memory_id_for("../my memory")
 
 
 @pytest.mark.parametrize(
