@@ -203,14 +203,23 @@ class McpToolsSystem:
     def _ledger(self, memory_id: str) -> Path:
         return self._ledger_dir / f"{memory_id}.jsonl"
 
+    @property
+    def _server_tells_held(self) -> bool:
+        """Whether list_tool's items name the session (and turn) each call stored."""
+        rules, per_turn = self.params.hit_path, self.params.ingest_per == "turn"
+        return bool(self.params.list_tool) and (
+            rules.provides("session_key") and (rules.provides("turn_index") or not per_turn)
+        )
+
     async def _held_units(self, memory_id: str) -> set[HeldUnit]:
-        """What the memory already holds: from list_tool (the server's own names) when there
-        is one, else from the backend's record of the calls it completed."""
+        """What the memory already holds: from list_tool (the server's own names) where it
+        tells, else from the backend's record of the calls it completed (cut off between a
+        call and its record, that one call is sent again)."""
         if memory_id in self._held:
             return self._held[memory_id]
         held: set[HeldUnit] = set()
         per_turn = self.params.ingest_per == "turn"
-        if self.params.list_tool:
+        if self._server_tells_held:
             for item in await self._list(memory_id):
                 if item.session_key is not None and (item.turn_index is not None or not per_turn):
                     held.add((item.session_key, item.turn_index if per_turn else None))
@@ -223,7 +232,7 @@ class McpToolsSystem:
 
     def _record(self, memory_id: str, unit: HeldUnit) -> None:
         self._held[memory_id].add(unit)
-        if not self.params.list_tool:
+        if not self._server_tells_held:
             self._ledger_dir.mkdir(parents=True, exist_ok=True)
             with self._ledger(memory_id).open("a", encoding="utf-8") as ledger:
                 ledger.write(json.dumps(list(unit)) + "\n")

@@ -187,8 +187,9 @@ class McpToolsParams(BackendParams):
     list_tool: str | None = Field(
         default=None,
         description="a tool returning everything a memory holds (read through hit_path), e.g."
-        " 'read_graph': tells which turns are held, and the names delete_args' {names} lists;"
-        " without it the backend keeps its own record of the calls it completed",
+        " 'read_graph': tells which turns are held (when hit_path reads their session and"
+        " turn), and the names delete_args' {names} lists; otherwise the backend keeps its own"
+        " record of the calls it completed",
     )
     list_args: dict[str, Any] = Field(
         default_factory=dict, description="its arguments: a template with {memory}"
