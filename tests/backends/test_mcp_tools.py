@@ -33,7 +33,8 @@ pytestmark = pytest.mark.slow  # starts servers (node, and a Python one over HTT
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "mcp-knowledge-graph.toml"
 PACKAGE = "@modelcontextprotocol/server-memory"
-VERSION = "2026.8.31"  # the version configs/mcp-knowledge-graph.toml pins
+PINNED = tomllib.loads(CONFIG.read_text())["memory"]["params"]["args"][-1]
+VERSION = PINNED.removeprefix(f"{PACKAGE}@")  # the version configs/mcp-knowledge-graph.toml pins
 NPM_CACHE = Path(
     os.environ.get("LME_BENCH_NPM_CACHE", Path.home() / ".cache" / "lme-bench" / "npm")
 )
