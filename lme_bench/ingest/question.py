@@ -18,8 +18,8 @@ from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
 from lme_bench.ingest.raw import ingest_raw
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.ingest.sessions import ingest_sessions
 from lme_bench.ingest.titles import memory_title
+from lme_bench.ingest.whole_sessions import ingest_sessions
 from lme_bench.providers.factory import check_models, model_for, parse_model, problems
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from lme_bench.backends.hit_search import entry_search
+from lme_bench.backends.protocol import Capability
 from lme_bench.backends.registry import open_system
 from lme_bench.common.limits import provider_limiter
 from lme_bench.common.secrets import redact_secrets
@@ -45,7 +46,8 @@ async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) 
         row.hypothesis = answer.hypothesis
         row.queries, row.searches = answer.queries, answer.searches
         row.entries_shown, row.context_chars = len(answer.shown), answer.context_chars
-        turn_ids, _ = official_rankings(instance, keys, answer.shown)
+        keeps_turns = Capability.TURN_PROVENANCE in system.capabilities
+        turn_ids, _ = official_rankings(instance, keys, answer.shown, expand=not keeps_turns)
         has_evidence = any(is_evidence(t) for t in corpus_turn_ids(instance))
         if has_evidence and not instance.is_abstention:
             row.evidence_in_context = any(is_evidence(t) for t in turn_ids)

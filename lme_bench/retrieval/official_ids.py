@@ -69,33 +69,34 @@ def corpus_session_ids(instance: Instance) -> list[str]:
 
 
 def _positions(
-    instance: Instance, hits: Sequence[EntryHit], keys: SessionKeyMap
+    instance: Instance, hits: Sequence[EntryHit], keys: SessionKeyMap, expand: bool
 ) -> list[tuple[int, int]]:
-    """(session position, turn index) of each hit; a hit that names its session but no turn
-    stands for every user turn of that session, in order (session granularity only)."""
+    """(session position, turn index) of each hit. A hit that names its session but no turn is
+    left out, or with `expand` (a system that keeps no turns) stands for every user turn of
+    its session, in order: its session's place in the session ranking."""
     found = []
     for hit in hits:
         position = keys.position(hit.tags.get("session_key", ""))
         if position is None:
             continue
         index = hit.tags.get("turn_index")
-        if index is None:
+        if index is None and expand:
             turns = instance.haystack_sessions[position]
             found += [(position, i) for i, turn in enumerate(turns) if turn.role == "user"]
-        elif index.isdigit():
+        elif index is not None and index.isdigit():
             found.append((position, int(index)))
     return found
 
 
 def official_rankings(
-    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit]
+    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit], expand: bool = False
 ) -> tuple[list[str], list[str]]:
     """(turn ids, session ids), best first: each haystack user turn once (a session repeated in
     the haystack is in the official corpus twice, so its turn ids are ranked twice, as there),
     each session id once, in order of first appearance."""
     turn_ids: dict[tuple[int, int], str] = {}
     session_ids: dict[str, None] = {}
-    for position, index in _positions(instance, hits, keys):
+    for position, index in _positions(instance, hits, keys, expand):
         turns = instance.haystack_sessions[position]
         if index >= len(turns):
             continue
@@ -128,7 +129,8 @@ def evaluate_retrieval(
 ) -> list[RetrievalRow]:
     session_hits = _mapped(instance, keys, hits, provenance.session, within=False)
     turn_hits = _mapped(instance, keys, hits, provenance.turn, provenance.session == "exact")
-    session_turns, session_ranked = official_rankings(instance, keys, session_hits)
+    expand = provenance.turn != "exact"  # hits of a system that keeps no turns
+    session_turns, session_ranked = official_rankings(instance, keys, session_hits, expand)
     turn_ranked, _ = official_rankings(instance, keys, turn_hits)
     turn_corpus = corpus_turn_ids(instance)
     session_corpus = corpus_session_ids(instance)
