@@ -28,7 +28,7 @@ os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
 
 import support  # noqa: F401  # this clone's lme_bench on the import path
 from langchain_core.messages import HumanMessage
-from lme_bench_tasks.limits import (
+from lme_bench_tasks.shared_limits import (
     PrefectConcurrencyLimiter,
     PrefectLimiter,
     install_shared_limits,

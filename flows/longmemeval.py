@@ -224,7 +224,7 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     started_at = datetime.now(UTC)
     settings, plan = _checked_plan(request, record=False)
     if settings.limits.shared:
-        from lme_bench_tasks.limits import install_shared_limits
+        from lme_bench_tasks.shared_limits import install_shared_limits
 
         install_shared_limits(settings)
     question_ids = request.questions

@@ -295,7 +295,7 @@ FlowLoader = Callable[[], Flow]
 
 
 def _no_flow() -> Flow:
-    raise ConfigError("starting a run needs the lme-bench command (lme_bench_flows.cli:main)")
+    raise ConfigError("starting a run needs the lme-bench command (lme_bench_flows.command:main)")
 
 
 def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:

@@ -311,7 +311,7 @@ def test_memory_server_binds_loopback_by_default(
         [
             sys.executable,
             "-m",
-            "lme_bench_flows.cli",
+            "lme_bench_flows.command",
             *serve_args,
             "--path",
             str(tmp_path / "m.db"),

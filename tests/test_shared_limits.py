@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
-from lme_bench_tasks.limits import (
+from lme_bench_tasks.shared_limits import (
     PrefectConcurrencyLimiter,
     PrefectLimiter,
     install_shared_limits,

@@ -18,7 +18,14 @@ from lme_bench.backends.protocol import (
     MemorySystem,
     Session,
 )
-from lme_bench.conformance.sessions import ALL, GREYHOUND, KAYAK, LISBON, QUESTION_DATE, VIOLIN
+from lme_bench.conformance.sample_sessions import (
+    ALL,
+    GREYHOUND,
+    KAYAK,
+    LISBON,
+    QUESTION_DATE,
+    VIOLIN,
+)
 
 T = TypeVar("T")
 WORDS = {GREYHOUND.key: "greyhound", LISBON.key: "lisbon", KAYAK.key: "kayak", VIOLIN.key: "violin"}

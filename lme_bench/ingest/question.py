@@ -7,8 +7,9 @@ import time
 from dataclasses import dataclass, field
 
 from lme_bench.backends.entry_memory import EntryMemory
+from lme_bench.backends.entry_system import vault_title
 from lme_bench.backends.protocol import Capability, MemorySystem, Usage
-from lme_bench.backends.registry import backend_class, open_system, vault_title
+from lme_bench.backends.registry import backend_class, open_system
 from lme_bench.common.limits import provider_limiter
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
@@ -18,8 +19,8 @@ from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
 from lme_bench.ingest.raw import ingest_raw
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.ingest.sessions import ingest_sessions
 from lme_bench.ingest.titles import memory_title
+from lme_bench.ingest.whole_sessions import ingest_sessions
 from lme_bench.providers.factory import check_models, model_for, parse_model, problems
 
 

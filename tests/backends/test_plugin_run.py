@@ -32,7 +32,7 @@ def _run(tmp_path: Path, backend: str, params: str, *args: str) -> subprocess.Co
     config = tmp_path / "plugin.toml"
     config.write_text(CONFIG.format(backend=backend, params=params))
     return subprocess.run(
-        [sys.executable, "-m", "lme_bench_flows.cli", "run", str(config), *args],
+        [sys.executable, "-m", "lme_bench_flows.command", "run", str(config), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
