@@ -66,6 +66,7 @@ def note_taker(messages: list[BaseMessage]) -> AIMessage:
 
 
 _ENTRY_LINE = re.compile(r"^\[[^\]]+\] (?:user|assistant): (?P<text>.+)$", re.M)
+_HIT_LINE = re.compile(r"^\[\d{4}/[^\]]+\] (?P<text>.+)$", re.M)  # hits of systems without roles
 _GOLD = re.compile(
     r"^(?:Correct answer|Rubric|Explanation): "
     r"(?P<gold>.*)$",
@@ -76,7 +77,8 @@ _RESPONSE = re.compile(r"^Model response: (?P<response>.*)$", re.M)
 
 def quote_memory(messages: list[BaseMessage]) -> AIMessage:
     """A QA stand-in: answers with the first remembered entry it was shown, else don't know."""
-    found = _ENTRY_LINE.search(str(messages[-1].content))
+    prompt = str(messages[-1].content)
+    found = _ENTRY_LINE.search(prompt) or _HIT_LINE.search(prompt)
     return AIMessage(content=found.group("text") if found else "I don't know.")
 
 
