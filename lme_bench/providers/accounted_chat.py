@@ -38,7 +38,7 @@ class AccountedChatModel(BaseChatModel):
     inner: BaseChatModel
     policy: RetryPolicy = Field(default_factory=RetryPolicy)
     account: CallAccount = Field(default_factory=CallAccount)
-    limiter: Limiter | None = None
+    limiter: Any = None  # a lme_bench.common.limits.Limiter, or None
 
     @property
     def _llm_type(self) -> str:
@@ -50,9 +50,10 @@ class AccountedChatModel(BaseChatModel):
         return self.bind(**getattr(bound, "kwargs", {}))
 
     async def _attempt(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
-        if self.limiter is None:
+        limiter: Limiter | None = self.limiter
+        if limiter is None:
             return await self.inner._agenerate(messages, **kwargs)
-        async with self.limiter.slot():
+        async with limiter.slot():
             return await self.inner._agenerate(messages, **kwargs)
 
     async def _agenerate(

@@ -10,6 +10,7 @@ fake:yes          answers "yes" (a judge that accepts everything)
 fake:unreliable-judge  as match-judge, but for three questions in ten (picked by a hash of the
                   question) replies with nothing, garbage or a refusal, and for one in ten
                   fails the call (judge fault tests)
+fake:graphiti-extractor  answers Graphiti's JSON requests from the prompt's text (fake_graphiti)
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from langchain_core.messages import AIMessage, BaseMessage
 
 from lme_bench.providers.fake import echo_last_message
+from lme_bench.providers.fake_graphiti import graphiti_extractor
 
 _ids = itertools.count()
 _OBSERVED = re.compile(
@@ -136,4 +138,5 @@ POLICIES: dict[str, Callable[[list[BaseMessage]], AIMessage]] = {
     "match-judge": match_judge,
     "yes": yes,
     "unreliable-judge": unreliable_judge,
+    "graphiti-extractor": graphiti_extractor,
 }
