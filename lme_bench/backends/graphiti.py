@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 import shutil
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -65,6 +66,12 @@ _EPISODES_BY_UUID = (
 
 
 class GraphitiParams(BackendParams):
+    candidates: int = Field(
+        50,
+        ge=1,
+        description="facts ranked per search before the top k are kept (at least k): a fixed"
+        " depth, so a shallower search returns the top of a deeper one",
+    )
     max_coroutines: int = Field(
         4, ge=1, description="Graphiti's cap on concurrent model and embedding calls per step"
     )
@@ -98,14 +105,37 @@ def session_text(session: Session) -> str:
     return "\n".join(f"{t.role}: {t.content}" for t in session.turns if t.content.strip())
 
 
-def open_kuzu(path: Path, group_id: str) -> KuzuDriver:
-    driver = KuzuDriver(db=str(path))
-    # graphiti-core 0.31.1: add_episode reads driver._database, which KuzuDriver never sets.
-    driver._database = group_id
-    return driver
+class KuzuGraphDriver(KuzuDriver):
+    """Graphiti's Kuzu driver with two fixes of graphiti-core 0.31.1 (each reason below)."""
+
+    def __init__(self, path: Path, group_id: str) -> None:
+        with warnings.catch_warnings():  # Kuzu is deprecated upstream; the pinned pair works
+            warnings.simplefilter("ignore", DeprecationWarning)
+            super().__init__(db=str(path))
+        # add_episode reads driver._database, which KuzuDriver never sets.
+        self._database = group_id
+
+    async def execute_query(
+        self, cypher_query_: str, **kwargs: Any
+    ) -> tuple[list[dict[str, Any]] | list[list[dict[str, Any]]], None, None]:
+        # KuzuDriver leaves query results to the garbage collector, and one collected after
+        # its database is closed crashes the process: each is read and closed here.
+        params = {k: v for k, v in kwargs.items() if v is not None}
+        params.pop("database_", None)
+        params.pop("routing_", None)
+        results = await self.client.execute(cypher_query_, parameters=params)
+        batches = results if isinstance(results, list) else [results]
+        try:
+            rows: list[Any] = [list(result.rows_as_dict()) for result in batches]
+        finally:
+            for result in batches:
+                result.close()
+        if isinstance(results, list):
+            return rows, None, None
+        return rows[0], None, None
 
 
-async def ensure_fulltext_indices(driver: KuzuDriver) -> None:
+async def ensure_fulltext_indices(driver: KuzuGraphDriver) -> None:
     """graphiti-core 0.31.1's Kuzu driver builds no full-text indices, so its searches fail."""
     await driver.execute_query("LOAD EXTENSION fts")  # shipped inside kuzu: no download
     rows, _, _ = await driver.execute_query("CALL SHOW_INDEXES() RETURN index_name AS name")
@@ -157,7 +187,7 @@ class GraphitiSystem:
             graph = self._graphs.get(group_id)
             if graph is None:
                 self.root.mkdir(parents=True, exist_ok=True)
-                driver = await asyncio.to_thread(open_kuzu, self._path(group_id), group_id)
+                driver = await asyncio.to_thread(KuzuGraphDriver, self._path(group_id), group_id)
                 await ensure_fulltext_indices(driver)
                 graph = Graphiti(
                     graph_driver=driver,
@@ -207,7 +237,7 @@ class GraphitiSystem:
                 reranker=EdgeReranker.rrf,
                 sim_min_score=-1.0,  # no similarity threshold: every system gives the same depth
             ),
-            limit=k,
+            limit=max(k, self.params.candidates),
         )
         found = await graph.search_(
             query, config=config, group_ids=[memory_id], search_filter=SearchFilters()

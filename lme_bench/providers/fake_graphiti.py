@@ -5,9 +5,9 @@ JSON schema of the reply it wants. This policy reads the schema's title and buil
 from the prompt's own text, deterministically:
 - entities (ExtractedEntities): the speakers, then the capitalised words and runs of them in
   the CURRENT MESSAGE;
-- facts (ExtractedEdges): each sentence of the message naming a listed entity, as a fact from
-  its speaker to the first entity it names, true from the REFERENCE_TIME on (EdgeTimestamps
-  likewise);
+- facts (ExtractedEdges): each sentence of the message, as a fact from its speaker to the first
+  entity it names (else to the other speaker), true from the REFERENCE_TIME on (EdgeTimestamps
+  likewise); at most MAX_FACTS, the opening speaker's first;
 - duplicates (NodeResolutions): an entity is the existing one with the same name, else new;
   facts (EdgeDuplicate) are never duplicates or contradictions;
 - summaries (SummarizedEntities, Summary): the message's sentences that name the entity.
@@ -27,7 +27,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 SCHEMA_MARK = "Respond with a JSON object in the following format:"
 MAX_ENTITIES = 12
-MAX_FACTS = 16
+MAX_FACTS = 24
 SUMMARY_CHARS = 240
 _SPEAKER = re.compile(r"^(?P<speaker>[A-Za-z][\w ]{0,30}):\s*(?P<text>.*)$")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*")
@@ -122,24 +122,31 @@ def extracted_edges(prompt: str) -> dict[str, Any]:
     message = _section(prompt, "CURRENT_MESSAGE", "CURRENT MESSAGE")
     valid_at = _reference_time(prompt)  # facts hold from the session on (the prompt's rule)
     names = [str(e["name"]) for e in _json_section(prompt, "ENTITIES") if "name" in e]
-    edges = []
-    for speaker, sentence in _sentences(message):
-        named = [name for name in names if name != speaker and _mentions(sentence, name)]
+    speakers = [s for s in dict.fromkeys(s for s, _ in _lines(message)) if s in names]
+    found = []
+    for position, (speaker, sentence) in enumerate(_sentences(message)):
+        named = [n for n in names if n not in speakers and _mentions(sentence, n)]
         source = speaker if speaker in names else (named.pop(0) if len(named) > 1 else "")
-        if not source or not named:
-            continue
-        edges.append(
+        listener = next((s for s in speakers if s != source), "")
+        target = named[0] if named else listener
+        if source and target:
+            opener_first = 0 if speakers and speaker == speakers[0] else 1
+            found.append((opener_first, position, source, target, sentence))
+    kept = sorted(sorted(found)[:MAX_FACTS], key=lambda fact: fact[1])
+    return {
+        "edges": [
             {
                 "source_entity_name": source,
-                "target_entity_name": named[0],
+                "target_entity_name": target,
                 "relation_type": "STATES",
                 "fact": sentence,
                 "valid_at": valid_at,
                 "invalid_at": None,
                 "episode_indices": [0],
             }
-        )
-    return {"edges": edges[:MAX_FACTS]}
+            for _, _, source, target, sentence in kept
+        ]
+    }
 
 
 def node_resolutions(prompt: str) -> dict[str, Any]:
