@@ -35,6 +35,7 @@ check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # Fault injection: throttling, a killed memory server, SIGKILLed runs, a bad judge, unwritable results.
 faults: $(STAMP)

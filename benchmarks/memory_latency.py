@@ -87,7 +87,7 @@ async def overhead(path: Path, memory: str, vault: str, calls: int) -> list[str]
                 command=sys.executable,
                 args=[
                     "-m",
-                    "lme_bench.cli",
+                    "lme_bench_flows.command",
                     "memory",
                     "serve",
                     "--transport",

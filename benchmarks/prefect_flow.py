@@ -109,7 +109,7 @@ class BusySlots:
 def _run(
     config: Path, data: Path, results: Path, limit: int | None = None, **overrides: Any
 ) -> tuple[float, str]:
-    from flows.longmemeval import longmemeval
+    from lme_bench_flows.longmemeval import longmemeval
 
     request = _request(config, data, results, limit, **overrides)
     started = time.perf_counter()
@@ -167,10 +167,10 @@ def _serial_answers(config: Path, data: Path, results: Path, questions: int) -> 
     tasks, and by calling the same core functions directly: Prefect's cost is the gap."""
     import asyncio
 
+    from lme_bench_flows.longmemeval import stage_tasks
     from prefect import flow
     from prefect.utilities.annotations import quote
 
-    from flows.longmemeval import stage_tasks
     from lme_bench.run import steps
 
     settings = _request(config, data, results, questions, **{"qa.top_ke": 8}).settings()

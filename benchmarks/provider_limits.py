@@ -28,6 +28,12 @@ os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
 
 import support  # noqa: F401  # this clone's lme_bench on the import path
 from langchain_core.messages import HumanMessage
+from lme_bench_tasks.shared_limits import (
+    PrefectConcurrencyLimiter,
+    PrefectLimiter,
+    install_shared_limits,
+    uninstall_shared_limits,
+)
 from prefect import flow, task, unmapped
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -38,12 +44,6 @@ from lme_bench.config.settings import ModelsSettings, ProviderSettings, Settings
 from lme_bench.providers.calls import CountedModel
 from lme_bench.providers.factory import model_for
 from lme_bench.providers.fake_stats import FAKE_CALLS
-from tasks.limits import (
-    PrefectConcurrencyLimiter,
-    PrefectLimiter,
-    install_shared_limits,
-    uninstall_shared_limits,
-)
 
 PROVIDER = "bench"
 

@@ -32,7 +32,7 @@ def start_memory_server(path: Path, port: int, *extra: str) -> subprocess.Popen[
     """`lme-bench memory serve --transport http` on loopback, once it accepts connections."""
     args = ["memory", "serve", "--transport", "http", "--port", str(port), "--path", str(path)]
     server = subprocess.Popen(
-        [sys.executable, "-m", "lme_bench.cli", *args, *extra],
+        [sys.executable, "-m", "lme_bench_flows.command", *args, *extra],
         cwd=ROOT,
         stderr=subprocess.DEVNULL,
     )

@@ -17,15 +17,17 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
+from lme_bench_flows import artifacts, schedule
+from lme_bench_flows.scale_out import run_shards
+from lme_bench_flows.stopping import stopping_cleanly
+from lme_bench_tasks import benchmark as tasks
+from lme_bench_tasks.storage import result_storage
 from prefect import flow, get_run_logger, tags
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
-from flows import artifacts, schedule
-from flows.scale_out import run_shards
-from flows.stopping import stopping_cleanly
 from lme_bench.common.secrets import RedactingLogFilter
 from lme_bench.common.stop_signal import STOPPING
 from lme_bench.config.settings import Settings
@@ -34,12 +36,10 @@ from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_settings
 from lme_bench.results.rerun import failed_question_ids, merge_previous
 from lme_bench.run import cache_keys, steps
-from lme_bench.run.collect import Done, Job, RunCollector
+from lme_bench.run.collect import Done, IngestJob, Job, RunCollector
 from lme_bench.run.finish import headline
 from lme_bench.run.progress import RunProgress
 from lme_bench.run.request import RunRequest
-from tasks import benchmark as tasks
-from tasks.storage import result_storage
 
 T = TypeVar("T")
 MAX_THREADS = 128  # the stage limits bound what runs; idle threads cost nothing
@@ -139,11 +139,13 @@ def _run_questions(
     def submit(job: Job) -> PrefectFuture[Any]:
         ref = refs[job.index]
         task = by_stage[job.stage]
-        if job.stage == "ingest" and job.upstream.entries == 0:
+        if isinstance(job, IngestJob) and job.location.entries == 0:
             task = reingest  # memory gone or empty: ingest again
         labels = (job.stage, f"type:{ref.question_type}") if settings.run.task_tags else ()
         with tags(*labels):
-            arguments = {upstream_name.get(job.stage, "outcome"): _as_is(job.upstream)}
+            arguments: dict[str, Any] = {
+                upstream_name.get(job.stage, "outcome"): _as_is(job.upstream)
+            }
             if job.stage == "judge":
                 arguments["ingestion_id"] = collector.ingestion_id(job.index)
             future: PrefectFuture[Any] = task.submit(
@@ -154,7 +156,7 @@ def _run_questions(
     reused = dict.fromkeys(schedule.STAGE_ORDER, 0)
 
     def reuse(job: Job) -> Done | None:
-        if job.stage == "ingest" and job.upstream.entries == 0:
+        if isinstance(job, IngestJob) and job.location.entries == 0:
             return None
         ingestion_id = collector.ingestion_id(job.index) if job.stage == "judge" else None
         key = tasks.stage_key(
@@ -222,7 +224,7 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     started_at = datetime.now(UTC)
     settings, plan = _checked_plan(request, record=False)
     if settings.limits.shared:
-        from tasks.limits import install_shared_limits
+        from lme_bench_tasks.shared_limits import install_shared_limits
 
         install_shared_limits(settings)
     question_ids = request.questions

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +220,7 @@ def _memory_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, flows: FlowLoader) -> int:
     from lme_bench.run.request import RunRequest
 
     request = RunRequest(
@@ -230,10 +231,10 @@ def _run(args: argparse.Namespace) -> int:
         questions=args.questions,
         limit=args.limit,
     )
-    return _start(request, args.verbose)
+    return _start(request, flows, args.verbose)
 
 
-def _rerun(args: argparse.Namespace) -> int:
+def _rerun(args: argparse.Namespace, flows: FlowLoader) -> int:
     """The run's recorded request with its recorded settings (whatever the environment says
     now): only what failed or changed since is redone."""
     from lme_bench.results.recorded_settings import recorded_run
@@ -259,7 +260,7 @@ def _rerun(args: argparse.Namespace) -> int:
     if args.failed_only:
         failed = failed_question_ids(run_dir, request.questions)
         print(f"rerunning {len(failed)} failed question(s) of {args.run_id}")
-    return _start(request, args.verbose)
+    return _start(request, flows, args.verbose)
 
 
 class _NoTracebackFor(logging.Filter):
@@ -282,7 +283,22 @@ def _quiet_tracebacks(*kinds: type[BaseException]) -> None:
             handler.addFilter(_NoTracebackFor(*kinds))
 
 
-def _start(request: Any, verbose: bool = False) -> int:
+@dataclass(frozen=True)
+class Flow:
+    """How the command starts a run: the flow (`run`) and its exception for failed questions."""
+
+    run: Callable[[Any], dict[str, Any]]
+    failures: type[Exception]
+
+
+FlowLoader = Callable[[], Flow]
+
+
+def _no_flow() -> Flow:
+    raise ConfigError("starting a run needs the lme-bench command (lme_bench_flows.command:main)")
+
+
+def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
     """Check the request's config and data, then run the flow in this process: a progress line
     instead of one log line per task run unless `verbose`; at the end the summary, the results
     folder and the run's headline."""
@@ -301,17 +317,16 @@ def _start(request: Any, verbose: bool = False) -> int:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     if not os.environ.get("PREFECT_API_URL"):
         os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
-    # The flow lives outside the core package, which never imports Prefect.
-    flow_module: Any = importlib.import_module("flows.longmemeval")
-    _quiet_tracebacks(ResultsWriteError, flow_module.RunFailures)
+    flow = flows()  # the flow lives outside the core package, which never imports Prefect
+    _quiet_tracebacks(ResultsWriteError, flow.failures)
     if not verbose:  # task runs' state lines; failures (warnings and errors) still show
         logging.getLogger("prefect.task_runs").setLevel(logging.WARNING)
     try:
-        result = flow_module.run_longmemeval(request)
+        result = flow.run(request)
     except ResultsWriteError as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)
         return EXIT_RUN_FAILED
-    except flow_module.RunFailures as exc:
+    except flow.failures as exc:
         print(f"lme-bench: {exc}", file=sys.stderr)
         summary = plan.run_dir / "summary.md"
         if summary.exists():
@@ -383,13 +398,14 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, flows: FlowLoader = _no_flow) -> int:
+    """The command line; `flows` loads the Prefect flow that `run` and `rerun` start."""
     args = _parser().parse_args(argv)
     try:
         if args.command == "run":
-            return _run(args)
+            return _run(args, flows)
         if args.command == "rerun":
-            return _rerun(args)
+            return _rerun(args, flows)
         if args.command == "memory":
             return _memory_serve(args)
         if args.command == "compare":
@@ -402,7 +418,3 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, DatasetError, CompareError, RerunError) as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-
-
-if __name__ == "__main__":
-    sys.exit(main())

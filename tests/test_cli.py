@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _cli(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "lme_bench.cli", *args],
+        [sys.executable, "-m", "lme_bench_flows.command", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

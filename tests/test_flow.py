@@ -11,10 +11,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from lme_bench_flows.longmemeval import RunFailures, longmemeval
 from prefect.client.orchestration import get_client
 from prefect.testing.utilities import prefect_test_harness
 
-from flows.longmemeval import RunFailures, longmemeval
 from lme_bench.run import steps
 from lme_bench.run.request import RunRequest
 

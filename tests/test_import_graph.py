@@ -8,14 +8,14 @@ import graphlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("lme_bench", "flows", "tasks")
+PACKAGES = {"lme_bench": "lme_bench", "flows": "lme_bench_flows", "tasks": "lme_bench_tasks"}
 
 
 def _modules() -> dict[str, Path]:
     found = {}
-    for package in PACKAGES:
-        for path in (ROOT / package).rglob("*.py"):
-            parts = path.relative_to(ROOT).with_suffix("").parts
+    for folder, package in PACKAGES.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = (package, *path.relative_to(ROOT / folder).with_suffix("").parts)
             found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
 

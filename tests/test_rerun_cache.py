@@ -15,11 +15,11 @@ from uuid import UUID
 
 import pyarrow.parquet as pq
 import pytest
+from lme_bench_flows.longmemeval import RunFailures, longmemeval
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 from prefect.testing.utilities import prefect_test_harness
 
-from flows.longmemeval import RunFailures, longmemeval
 from lme_bench import cli
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.ingest.titles import memory_title

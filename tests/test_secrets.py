@@ -22,12 +22,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import lme_bench_flows.longmemeval  # noqa: F401  (Prefect configures logging on import: before capturing)
 import pyarrow.parquet as pq
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.testing.utilities import prefect_test_harness
 
-import flows.longmemeval  # noqa: F401  (Prefect configures logging on import: before capturing)
 from lme_bench.cli import main
 from lme_bench.common.secrets import RedactingLogFilter, redact_secrets
 from tests.providers.fake_openai_server import serve
@@ -308,7 +308,14 @@ def test_memory_server_binds_loopback_by_default(
     port = _free_port()
     serve_args = ["memory", "serve", "--transport", "http", "--port", str(port)]
     server = subprocess.Popen(
-        [sys.executable, "-m", "lme_bench.cli", *serve_args, "--path", str(tmp_path / "m.db")],
+        [
+            sys.executable,
+            "-m",
+            "lme_bench_flows.command",
+            *serve_args,
+            "--path",
+            str(tmp_path / "m.db"),
+        ],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,

@@ -10,6 +10,12 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
+from lme_bench_tasks.shared_limits import (
+    PrefectConcurrencyLimiter,
+    PrefectLimiter,
+    install_shared_limits,
+    uninstall_shared_limits,
+)
 from prefect import flow, task, unmapped
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
@@ -22,12 +28,6 @@ from lme_bench.config.settings import ModelsSettings, ProviderSettings, Settings
 from lme_bench.providers.calls import CountedModel
 from lme_bench.providers.factory import model_for
 from lme_bench.providers.fake_stats import FAKE_CALLS
-from tasks.limits import (
-    PrefectConcurrencyLimiter,
-    PrefectLimiter,
-    install_shared_limits,
-    uninstall_shared_limits,
-)
 
 pytestmark = pytest.mark.slow
 LATENCY = 0.1

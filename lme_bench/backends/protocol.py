@@ -89,8 +89,9 @@ class BackendParams(BaseModel):
 class BackendEnv:
     """What lme-bench gives a backend.
 
-    data_dir: a folder the backend may keep its files in (per results folder and memory scope);
-    scope: the run's memory scope (a hash; memories of different scopes never mix);
+    data_dir: a folder the backend may keep its files in (one per results folder and backend;
+        every stage of every run gets the same one, so memories persist between stages);
+    scope: reserved, always "" (memory titles already differ between runs);
     chat_model: lme-bench's `[models] memory` model for the system's own LLM calls, as a
         LangChain chat model that goes through the provider layer (limits, retries by cause,
         token accounting, prices); None when the config sets no memory model;

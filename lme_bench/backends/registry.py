@@ -1,46 +1,63 @@
 """Find the backend class a config names, check its parameters, and build it.
 
 `[memory] backend` is a built-in name (BUILT_IN), a name some installed package registers
-under the `lme_bench.backends` entry-point group, or `"package.module:Class"` for a class in
-any importable module (one file in the working directory is enough). `[memory.params]` is
+under the `lme_bench.backends` entry-point group, `"package.module:Class"` for a class in any
+importable module, or `"path/to/file.py:Class"` for a class in one Python file (a relative
+path is taken from the current folder). `[memory.params]` is
 checked by the class's `Params`; each error names the key.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import re
 import socket
-from importlib.metadata import entry_points
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any, cast
 
 from pydantic import ValidationError
 
 from lme_bench.backends.embedded import EmbeddedBackend
 from lme_bench.backends.entry_memory import EntryMemory
+from lme_bench.backends.names import BUILT_IN, registered, unknown_backend
 from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
 from lme_bench.config.settings import ConfigError, MemorySettings, Settings
 from lme_bench.reference_memory.embeddings import load_embedder
 
-ENTRY_POINT_GROUP = "lme_bench.backends"
-BUILT_IN: dict[str, str] = {
-    "embedded": "lme_bench.backends.entry_system:EmbeddedSystem",
-    "mcp": "lme_bench.backends.entry_system:McpSystem",
-    "mem0": "lme_bench.backends.mem0:Mem0System",
-    "langgraph": "lme_bench.backends.langgraph_store:LangGraphSystem",
-    "graphiti": "lme_bench.backends.graphiti:GraphitiSystem",
-    "mcp-tools": "lme_bench.backends.mcp_tools:McpToolsSystem",
-}
 _REQUIRED = ("Params", "name", "capabilities")
 
 
-def _load(target: str, where: str) -> type[MemorySystem]:
-    module_name, _, attribute = target.partition(":")
+def _module(module_name: str, where: str) -> ModuleType:
+    """An importable module, or a Python file by its path (relative to the current folder)."""
     try:
-        module = importlib.import_module(module_name)
+        if not module_name.endswith(".py"):
+            return importlib.import_module(module_name)
+        path = Path(module_name).resolve()
+        name = f"lme_bench_backend_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+        if name in sys.modules:
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None or not path.is_file():
+            raise ImportError(f"no Python file at {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses and pickling look the module up by name
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return module
     except ImportError as error:
         raise ConfigError(f"{where}: cannot import {module_name!r}: {error}") from error
+
+
+def _load(target: str, where: str) -> type[MemorySystem]:
+    module_name, _, attribute = target.rpartition(":")
+    module = _module(module_name, where)
     cls = getattr(module, attribute, None)
     if not isinstance(cls, type):
         raise ConfigError(f"{where}: {module_name!r} has no class {attribute!r}")
@@ -55,15 +72,17 @@ def _load(target: str, where: str) -> type[MemorySystem]:
 
 def backend_class(name: str) -> type[MemorySystem]:
     where = f"[memory] backend = {name!r}"
-    if name in BUILT_IN:
-        return _load(BUILT_IN[name], where)
-    if ":" in name:
-        return _load(name, where)
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name == name:
-            return _load(point.value, where)
-    known = sorted(BUILT_IN) + sorted(p.name for p in entry_points(group=ENTRY_POINT_GROUP))
-    raise ConfigError(f"{where}: unknown backend (known: {', '.join(known)}, or 'module:Class')")
+    problem = unknown_backend(name)
+    if problem is not None:
+        raise ConfigError(f"[memory] backend: {problem}")
+    return _load(BUILT_IN.get(name) or registered().get(name) or name, where)
+
+
+def backend_source_digest(name: str) -> str:
+    """A hash of the source file of the backend's module (a changed backend ingests anew)."""
+    module = sys.modules[backend_class(name).__module__]
+    source = Path(module.__file__ or "")
+    return hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
 
 
 def backend_params(cls: type[MemorySystem], params: dict[str, Any]) -> BackendParams:
@@ -77,14 +96,13 @@ def backend_params(cls: type[MemorySystem], params: dict[str, Any]) -> BackendPa
         raise ConfigError(f"backend {cls.name!r}: " + "; ".join(problems)) from None
 
 
-def backend_env(settings: Settings, scope: str = "") -> BackendEnv:
+def backend_env(settings: Settings) -> BackendEnv:
     from lme_bench.providers.memory_model import memory_chat_model  # builds provider clients
 
-    data_dir = settings.memory_path.parent / "backends" / (scope or "unscoped")
     memory = settings.memory
     return BackendEnv(
-        data_dir=Path(data_dir),
-        scope=scope,
+        data_dir=settings.memory_path.parent / "backends" / re.sub(r"\W+", "-", memory.backend),
+        scope="",
         chat_model=memory_chat_model(settings),
         embedder=lambda: load_embedder(memory.embedding_model),
         extra={"settings": settings},
@@ -92,10 +110,11 @@ def backend_env(settings: Settings, scope: str = "") -> BackendEnv:
 
 
 def open_system(settings: Settings, scope: str = "") -> MemorySystem:
-    """The configured memory system, built for one stage of one question."""
+    """The configured memory system, built for one stage of one question. Every stage builds
+    it alike (memory titles already differ between runs), so `scope` is not used."""
     cls = backend_class(settings.memory.backend)
     params = backend_params(cls, settings.memory.params)
-    env = backend_env(settings, scope)
+    env = backend_env(settings)
     env.data_dir.mkdir(parents=True, exist_ok=True)
     system: MemorySystem = cast(Any, cls)(params, env)
     return system

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lme_bench.compare.budgets import run_budget, unequal_budgets
 from lme_bench.compare.chart import render_png
 from lme_bench.compare.load import (
     GRANULARITIES,
@@ -23,6 +24,7 @@ from lme_bench.compare.load import (
     QuestionRetrieval,
     load_retrieval,
     load_scores,
+    run_dir,
     same_judging,
     select_labels,
 )
@@ -132,7 +134,10 @@ def build_comparison(
             f"runs {run_a!r} and {run_b!r} have nothing to compare: not both judged "
             "(scores.parquet) and not both with retrieval.parquet"
         )
-    return Comparison(run_a, run_b, qa, retrieval, resamples, seed)
+    budgets = unequal_budgets(
+        run_budget(run_dir(results_dir, run_a)), run_budget(run_dir(results_dir, run_b))
+    )
+    return Comparison(run_a, run_b, qa, retrieval, resamples, seed, budgets)
 
 
 def compare_runs(

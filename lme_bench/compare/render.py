@@ -81,6 +81,7 @@ class Comparison:
     retrieval: list[RetrievalComparison]  # empty: not both runs have retrieval.parquet
     resamples: int
     seed: int
+    unequal_budgets: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +172,11 @@ def sections(c: Comparison) -> list[Section]:
         intro = [_judge_line("A", c.run_a, c.qa.labels_a), _judge_line("B", c.run_b, c.qa.labels_b)]
         if not c.qa.judging_matches:
             intro.append("Warning: the runs were judged by different judges or prompts.")
+    if c.unequal_budgets:
+        intro.append(
+            "**Unequal budgets**: the systems were not searched and read alike, so differences"
+            " below may come from the budget, not the memory: " + "; ".join(c.unequal_budgets) + "."
+        )
     result = [Section(f"Compare `{c.run_a}` (A) vs `{c.run_b}` (B)", intro)]
     if c.qa is not None:
         result += _qa_sections(c, c.qa)
@@ -329,6 +335,7 @@ def to_json(c: Comparison) -> dict[str, Any]:
         runs = {"a": _run(c.run_a, c.qa.labels_a), "b": _run(c.run_b, c.qa.labels_b)}
     return {
         "runs": runs,
+        "unequal_budgets": c.unequal_budgets,
         "bootstrap": {
             "method": "paired percentile bootstrap, stratified by question type",
             "resamples": c.resamples,

@@ -18,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    field_validator,
     model_validator,
 )
 from pydantic_settings import (
@@ -27,6 +28,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from lme_bench.backends.names import unknown_backend
 from lme_bench.config.run_section import STAGES, CacheSettings, LimitSettings, RunSettings, Stage
 
 _toml_data: ContextVar[dict[str, Any]] = ContextVar("lme_toml_data", default={})  # noqa: B039
@@ -84,6 +86,14 @@ class MemorySettings(_Section):
     )
     mcp: McpSettings = McpSettings()
 
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, name: str) -> str:
+        problem = unknown_backend(name)
+        if problem is not None:
+            raise ValueError(problem)
+        return name
+
     @model_validator(mode="after")
     def _mcp_server_named(self) -> MemorySettings:
         if self.backend == "mcp":
@@ -126,6 +136,11 @@ class DatasetSettings(_Section):
 class RetrievalSettings(_Section):
     top_k: int = Field(
         default=1000, ge=50, le=100_000, description="entries ranked per question (≥ 50)"
+    )
+    attribute: bool = Field(
+        default=True,
+        description="score a system whose hits carry no session (or turn) by matching hit text"
+        " to the haystack, reported as 'attributed'; false: such rows are not applicable",
     )
 
 

@@ -47,6 +47,9 @@ class SessionKeyMap:
     def position(self, key: str) -> int | None:
         return self.positions.get(key)
 
+    def key_at(self, position: int) -> str:
+        return next(key for key, at in self.positions.items() if at == position)
+
 
 def session_keys(instance: Instance) -> SessionKeyMap:
     """The key map alone (what scoring needs), without building the view."""

@@ -106,6 +106,15 @@ class Checkpoints:
                 [(json.dumps(r.to_json()), memory_id, r.session_key, r.mode) for r in records],
             )
 
+    def sessions_done(self, memory_id: str) -> int:
+        """How many sessions of the memory are marked done (in any mode)."""
+        with self._lock, self._db() as db:
+            row = db.execute(
+                "SELECT count(*) FROM sessions WHERE memory_id = ? AND state = 'done'",
+                (memory_id,),
+            ).fetchone()
+        return int(row[0])
+
     def claim(self, memory_id: str, fingerprint: str, *, empty: bool) -> str | None:
         """Record which ingestion settings fill a memory (an empty one may change hands);
         the earlier settings' fingerprint if they differ."""

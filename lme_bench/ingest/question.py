@@ -7,17 +7,19 @@ import time
 from dataclasses import dataclass, field
 
 from lme_bench.backends.entry_memory import EntryMemory
-from lme_bench.backends.registry import open_backend, vault_title
+from lme_bench.backends.protocol import Capability, MemorySystem, Usage
+from lme_bench.backends.registry import backend_class, open_system, vault_title
 from lme_bench.common.limits import provider_limiter
-from lme_bench.common.settings_digest import ingest_fingerprint
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.agent import AgentIngestor
 from lme_bench.ingest.checkpoint import Checkpoints
+from lme_bench.ingest.fingerprint import ingest_fingerprint
 from lme_bench.ingest.raw import ingest_raw
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.ingest.titles import memory_title
+from lme_bench.ingest.whole_sessions import ingest_sessions
 from lme_bench.providers.factory import check_models, model_for, parse_model, problems
 
 
@@ -48,6 +50,7 @@ class IngestOutcome:
     seconds: float
     sessions: list[SessionRecord] = field(default_factory=list)
     ingestion_id: str = ""  # which ingestion filled the memory (see Checkpoints.begin_ingestion)
+    system_usage: Usage = field(default_factory=Usage)  # the memory system's own calls
 
     @property
     def turns(self) -> int:
@@ -73,6 +76,14 @@ def check_run_models(settings: Settings) -> None:
 
             raise ProviderConfigError("[judge] second_model: " + "; ".join(found))
     if "ingest" in settings.stages and settings.ingest.mode != "raw":
+        if Capability.ENTRIES not in backend_class(settings.memory.backend).capabilities:
+            from lme_bench.config.settings import ConfigError
+
+            raise ConfigError(
+                f"[ingest] mode = '{settings.ingest.mode}' needs a memory with entries and a"
+                f" context document; [memory] backend = '{settings.memory.backend}' takes"
+                " sessions as they are: use mode = 'raw' (the system extracts on its own)"
+            )
         if not settings.models.agent:
             from lme_bench.providers.errors import ProviderConfigError
 
@@ -87,19 +98,37 @@ async def locate_memories(
     question_ids: list[str], settings: Settings, run_id: str
 ) -> dict[str, MemoryLocation]:
     """Each question's memory (created empty where there is none) and its entry count: a
-    memory that is gone or empty is ingested again even when the cache holds its ingestion."""
-    backend = open_backend(settings)
+    memory that is gone or empty is ingested again even when the cache holds its ingestion.
+    A system without an entry surface is not asked what it holds: its count is the sessions
+    checkpointed as ingested."""
+    system = open_system(settings)
+    checkpoints = _checkpoints(settings)
     located: dict[str, MemoryLocation] = {}
     try:
-        vault_id = await backend.get_or_create_vault(vault_title(settings.memory))
+        entry_memory = _entry_memory(system)
+        vault_id = ""
+        if entry_memory is not None:
+            vault_id = await entry_memory.get_or_create_vault(vault_title(settings.memory))
         for question_id in question_ids:
             title = memory_title(question_id, run_id, settings.run.results_dir)
-            memory_id = await backend.get_or_create_memory(vault_id, title)
-            held = await _items_held(backend, vault_id, memory_id)
+            if entry_memory is None:
+                memory_id = await system.open_memory(title)
+                held = checkpoints.sessions_done(memory_id)
+            else:
+                memory_id = await entry_memory.get_or_create_memory(vault_id, title)
+                held = await _items_held(entry_memory, vault_id, memory_id)
             located[question_id] = MemoryLocation(question_id, vault_id, memory_id, held)
     finally:
-        await backend.close()
+        checkpoints.close()
+        await system.close()
     return located
+
+
+def _entry_memory(system: MemorySystem) -> EntryMemory | None:
+    if Capability.ENTRIES not in system.capabilities:
+        return None
+    entry_memory: EntryMemory = getattr(system, "entry_memory")  # noqa: B009
+    return entry_memory
 
 
 async def _items_held(backend: EntryMemory, vault_id: str, memory_id: str) -> int:
@@ -126,17 +155,26 @@ async def ingest_question(
     `location` names it)."""
     started = time.perf_counter()
     view, _ = make_view(ref.load())
-    backend = open_backend(settings)
+    system = open_system(settings)
     title = memory_title(ref.question_id, run_id, settings.run.results_dir)
     checkpoints = _checkpoints(settings)
     try:
-        if location is None:
+        backend = _entry_memory(system)
+        if location is not None:
+            vault_id, memory_id = location.vault_id, location.memory_id
+        elif backend is None:
+            vault_id, memory_id = "", await system.open_memory(title)
+        else:
             vault_id = await backend.get_or_create_vault(vault_title(settings.memory))
             memory_id = await backend.get_or_create_memory(vault_id, title)
-        else:
-            vault_id, memory_id = location.vault_id, location.memory_id
+
+        async def held() -> int:
+            if backend is None:
+                return checkpoints.sessions_done(memory_id)
+            return await _items_held(backend, vault_id, memory_id)
+
         if "ingest" in settings.stages:
-            empty = await _items_held(backend, vault_id, memory_id) == 0
+            empty = await held() == 0
             _claim(checkpoints, memory_id, title, empty, settings)
             if empty:  # checkpoints of an emptied memory no longer describe it
                 checkpoints.forget(memory_id)
@@ -145,6 +183,8 @@ async def ingest_question(
             ingestion_id = checkpoints.ingestion_id(memory_id)
         if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
             sessions = []
+        elif backend is None:
+            sessions = await ingest_sessions(ref.question_id, view, system, memory_id, checkpoints)
         elif settings.ingest.mode == "raw":
             sessions = await ingest_raw(
                 ref.question_id, view, backend, vault_id, memory_id, checkpoints, fresh=empty
@@ -156,15 +196,16 @@ async def ingest_question(
                 backend, model, settings.ingest, checkpoints, policy, limiter=limiter
             )
             sessions = await ingestor.ingest(ref.question_id, view, vault_id, memory_id)
-        entries = await backend.count_entries(memory_id)
-        if not sessions and await _items_held(backend, vault_id, memory_id) == 0:
+        entries = await backend.count_entries(memory_id) if backend is not None else 0
+        if not sessions and await held() == 0:
             raise MissingMemoryError(
                 f"question {ref.question_id}: memory {title!r} "
                 "holds nothing; run the ingest stage for this run first"
             )
+        usage = system.usage()
     finally:
         checkpoints.close()
-        await backend.close()
+        await system.close()
     return IngestOutcome(
         question_id=ref.question_id,
         vault_id=vault_id,
@@ -173,4 +214,5 @@ async def ingest_question(
         seconds=time.perf_counter() - started,
         sessions=sessions,
         ingestion_id=ingestion_id,
+        system_usage=usage,
     )

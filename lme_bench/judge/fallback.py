@@ -7,15 +7,13 @@ the information is missing.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
 from lme_bench.dataset.models import is_abstention_id
+from lme_bench.metrics.answer_text import normalize
 
 FALLBACK_JUDGE = "fallback:normalized-match"
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ABSTAINS = (
     "don't know",
     "do not know",
@@ -45,13 +43,6 @@ class FallbackVerdict:
     status: Literal["ok", "ungradable"]
     label: bool | None  # None when ungradable
     raw: str
-
-
-def normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
-    text = re.sub(r"[^\w\s']", " ", text)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
 
 
 def fallback_verdict(

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from lme_bench.metrics.answer_text import normalize
 from lme_bench.providers.fake import echo_last_message
 from lme_bench.providers.fake_graphiti import graphiti_extractor
 
@@ -81,8 +82,6 @@ def quote_memory(messages: list[BaseMessage]) -> AIMessage:
 
 def match_judge(messages: list[BaseMessage]) -> AIMessage:
     """A judge stand-in: yes when the response contains the gold answer (normalised)."""
-    from lme_bench.judge.fallback import normalize
-
     text = str(messages[-1].content)
     gold, response = _GOLD.search(text), _RESPONSE.search(text)
     if not gold or not response:

@@ -13,7 +13,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from lme_bench.providers.faults import CAUSES, Cause, classify
 
@@ -94,7 +94,7 @@ def retry_totals(rows: Iterable[object]) -> dict[str, int]:
     return totals
 
 
-def retries_text(totals: Mapping[str, int]) -> str:
+def retries_text(totals: Mapping[str, Any]) -> str:
     """RETRY_COLUMNS totals in words: 12 retries (throttled 10, timeout 1, connection 1, …)."""
     causes = ", ".join(f"{cause} {totals[f'retries_{cause}']}" for cause in CAUSES)
     return f"{totals['retries']} retries ({causes})"

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import time
 
-from lme_bench.backends.registry import open_backend
+from lme_bench.backends.hit_search import entry_search
+from lme_bench.backends.protocol import Capability
+from lme_bench.backends.registry import open_system
 from lme_bench.common.limits import provider_limiter
 from lme_bench.common.secrets import redact_secrets
 from lme_bench.config.settings import Settings
@@ -30,10 +32,11 @@ async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) 
     account = CallAccount()
     row = unanswered_row(ref, settings)
     started = time.perf_counter()
-    backend = open_backend(settings)
+    system = open_system(settings)
     try:
         counted = CountedModel(model, policy, account, provider_limiter(settings, spec.provider))
-        answerer = Answerer(backend, counted, prompts, settings.qa)
+        search = entry_search(system, view.question_date)
+        answerer = Answerer(search, counted, prompts, settings.qa)
         answer = await answerer.answer(view, memory_id)
     except Exception as exc:
         if not _model_fault(exc):
@@ -43,12 +46,13 @@ async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) 
         row.hypothesis = answer.hypothesis
         row.queries, row.searches = answer.queries, answer.searches
         row.entries_shown, row.context_chars = len(answer.shown), answer.context_chars
-        turn_ids, _ = official_rankings(instance, keys, answer.shown)
+        keeps_turns = Capability.TURN_PROVENANCE in system.capabilities
+        turn_ids, _ = official_rankings(instance, keys, answer.shown, expand=not keeps_turns)
         has_evidence = any(is_evidence(t) for t in corpus_turn_ids(instance))
         if has_evidence and not instance.is_abstention:
             row.evidence_in_context = any(is_evidence(t) for t in turn_ids)
     finally:
-        await backend.close()
+        await system.close()
     row.llm_calls = account.calls
     set_retry_columns(row, account.retries)
     row.input_tokens, row.output_tokens = account.input_tokens, account.output_tokens

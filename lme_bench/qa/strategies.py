@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import HumanMessage
 
-from lme_bench.backends.entry_memory import EntryMemory
 from lme_bench.backends.entry_types import ContextHit, EntryHit, SearchResult
+from lme_bench.backends.hit_search import EntrySearch
 from lme_bench.config.settings import QaSettings
 from lme_bench.dataset.views import QuestionView
 from lme_bench.providers.calls import CountedModel, text_of
@@ -77,7 +77,7 @@ def _lines(text: str, limit: int) -> list[str]:
 
 class Answerer:
     def __init__(
-        self, backend: EntryMemory, model: CountedModel, prompts: QaPrompts, settings: QaSettings
+        self, backend: EntrySearch, model: CountedModel, prompts: QaPrompts, settings: QaSettings
     ) -> None:
         self.backend = backend
         self.model = model

@@ -1,9 +1,10 @@
 """What a run's model calls cost, from the tokens each table recorded and `[prices]`.
 
-Parts: ingestion (the memory agent's calls), answering (the QA model) and judging (every LLM judge
-and repeat). A memory system's own model calls are counted only where the system reports them;
-the embedded store makes none, and MCP servers report none, so the figure says so. A part whose
-model has no price is left out and named, never counted as free.
+Parts: ingestion (the memory agent's calls), the memory system's own calls (mem0's, LangMem's or
+Graphiti's extraction, made through `[models] memory`), answering (the QA model) and judging
+(every LLM judge and repeat). The embedded store makes no calls of its own, and Mycelian-shaped
+MCP servers report none, so the figure says so. A part whose model has no price is left out and
+named, never counted as free.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lme_bench.config.settings import PriceSettings
+from lme_bench.config.settings import PriceSettings, Settings
+from lme_bench.ingest.question import IngestOutcome
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
@@ -40,9 +42,36 @@ def priced(usages: Iterable[Usage], prices: dict[str, PriceSettings]) -> tuple[f
     return total, unpriced
 
 
+def system_usage(outcomes: Sequence[IngestOutcome], settings: Settings) -> dict[str, Any] | None:
+    """The memory system's own calls over this run's ingestions; None when it made none."""
+    totals = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
+    totals |= {"embedding_calls": 0, "embedded_texts": 0}
+    for outcome in outcomes:
+        usage = getattr(outcome, "system_usage", None)  # outcomes cached before it: none
+        for name in totals:
+            totals[name] += int(getattr(usage, name, 0))
+    if not any(totals.values()):
+        return None
+    return {"backend": settings.memory.backend, "model": settings.models.memory, **totals}
+
+
+def _system_usage(system: dict[str, Any]) -> Usage:
+    return Usage(system["model"] or "", system["input_tokens"], system["output_tokens"])
+
+
+def system_markdown(usage: dict[str, Any]) -> str:
+    return (
+        f"Memory system's own calls ({usage['backend']}): {usage['model_calls']} model calls"
+        f" ({usage['input_tokens']} input, {usage['output_tokens']} output tokens,"
+        f" model {usage['model'] or 'none'}), {usage['embedding_calls']} embedding calls"
+        f" ({usage['embedded_texts']} texts)."
+    )
+
+
 def run_cost(
     *,
     agent_model: str | None,
+    memory_system: dict[str, Any] | None = None,
     records: Sequence[SessionRecord],
     hypotheses: Sequence[HypothesisRow],
     scores: Sequence[ScoreRow],
@@ -55,6 +84,7 @@ def run_cost(
         return None
     parts = {
         "ingestion": [Usage(agent_model or "", r.input_tokens, r.output_tokens) for r in records],
+        "memory_model": [_system_usage(memory_system)] if memory_system else [],
         "answering": [Usage(h.qa_model, h.input_tokens, h.output_tokens) for h in hypotheses],
         "judging": [
             Usage(s.judge, s.input_tokens, s.output_tokens) for s in scores if s.judge_kind == "llm"
@@ -73,7 +103,7 @@ def run_cost(
         "per_question": total / questions if total is not None and questions else None,
         "per_correct_answer": total / correct if total is not None and correct else None,
         "unpriced_models": sorted(unpriced),
-        "memory_system": MEMORY_SYSTEM_CALLS,
+        "memory_system": "counted (memory_model)" if memory_system else MEMORY_SYSTEM_CALLS,
     }
 
 
@@ -82,7 +112,8 @@ def cost_markdown(cost: dict[str, Any]) -> list[str]:
         return "-" if value is None else f"{value:.{digits}f}"
 
     lines = [
-        f"Cost (from `[prices]`): ingestion {shown(cost['ingestion'])}, answering "
+        f"Cost (from `[prices]`): ingestion {shown(cost['ingestion'])}, the memory system's own "
+        f"model {shown(cost.get('memory_model'))}, answering "
         f"{shown(cost['answering'])}, judging {shown(cost['judging'])}; run total "
         f"{shown(cost['total'])}, {shown(cost['per_question'], 5)} per question, "
         f"{shown(cost['per_correct_answer'], 5)} per correct answer (primary judge). "

@@ -21,6 +21,14 @@ from lme_bench.judge.runner import attribute
 from lme_bench.metrics.qa import Accuracy, Judged, QaScores, score_qa
 from lme_bench.providers.retry import retries_text, retry_totals
 from lme_bench.results.atomic import write_text_atomically
+from lme_bench.results.qa_records import (
+    AccuracyRecord,
+    Agreement,
+    Figures,
+    JudgeRecord,
+    QaReport,
+    Retries,
+)
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 
@@ -46,11 +54,22 @@ def first_verdicts(rows: Sequence[ScoreRow]) -> dict[str, ScoreRow]:
     return {r.question_id: r for r in rows if r.repeat == 0 and r.status == "ok"}
 
 
-def _accuracy(acc: Accuracy) -> dict[str, Any]:
+def _accuracy(acc: Accuracy) -> AccuracyRecord:
     return {"accuracy": acc.value, "correct": acc.correct, "n": acc.n, "ci95": acc.ci95}
 
 
-def _figures(qa: QaScores) -> dict[str, Any]:
+def _retries(rows: Sequence[object]) -> Retries:
+    totals = retry_totals(rows)
+    return {
+        "retries": totals["retries"],
+        "retries_throttled": totals["retries_throttled"],
+        "retries_timeout": totals["retries_timeout"],
+        "retries_connection": totals["retries_connection"],
+        "retries_server": totals["retries_server"],
+    }
+
+
+def _figures(qa: QaScores) -> Figures:
     return {
         "per_type": {t: _accuracy(a) for t, a in qa.per_type.items()},
         "task_averaged": _accuracy(qa.task_averaged),
@@ -61,22 +80,30 @@ def _figures(qa: QaScores) -> dict[str, Any]:
 
 def _judge_summary(
     rows: Sequence[ScoreRow], types: dict[str, str], prompts: PromptSet | None
-) -> dict[str, Any]:
+) -> JudgeRecord:
     verdicts = first_verdicts(rows)
     official = score_qa([Judged(q, types[q], v.label) for q, v in verdicts.items()])
     missing = sorted(q for q in types if q not in verdicts)
     llm = rows[0].judge_kind == "llm"
-    summary: dict[str, Any] = {
+    figures, retries = _figures(official), _retries(rows)
+    summary: JudgeRecord = {
+        "per_type": figures["per_type"],
+        "task_averaged": figures["task_averaged"],
+        "overall": figures["overall"],
+        "abstention": figures["abstention"],
+        "retries": retries["retries"],
+        "retries_throttled": retries["retries_throttled"],
+        "retries_timeout": retries["retries_timeout"],
+        "retries_connection": retries["retries_connection"],
+        "retries_server": retries["retries_server"],
         "kind": rows[0].judge_kind,
         "prompt_version": rows[0].prompt_version,
         "prompt_sha256": sorted({s.prompt_sha256 for s in rows if s.prompt_sha256}),
-        **_figures(official),
         "types_judged": len(official.per_type),
         "not_judged": len(missing),
         "not_judged_ids": missing,
         "repeat_agreement": _repeat_agreement(rows) if {s.repeat for s in rows} != {0} else None,
         "attribution": dict(Counter(s.attribution for s in rows if s.repeat == 0)),
-        **retry_totals(rows),
     }
     if llm:
         readable = [Judged(q, types[q], v.label) for q, v in verdicts.items() if v.readable]
@@ -95,10 +122,10 @@ def qa_summary(
     hypotheses: Sequence[HypothesisRow],
     question_types: dict[str, str],
     prompts: PromptSet | None = None,
-) -> dict[str, Any]:
+) -> QaReport:
     """Per judge: the official-rule figures over the run's questions (`question_types`: id ->
     type, every question of the run), the readable-only figures, and what is missing."""
-    judges: dict[str, Any] = {}
+    judges: dict[str, JudgeRecord] = {}
     labels_by_judge: dict[str, dict[str, bool | None]] = {}
     kinds = {s.judge: s.judge_kind for s in scores}
     for judge in sorted(kinds, key=lambda name: (kinds[name] != "llm", name)):  # LLM judges lead
@@ -116,12 +143,12 @@ def qa_summary(
             "llm_calls": sum(h.llm_calls for h in hypotheses),
             "input_tokens": sum(h.input_tokens for h in hypotheses),
             "output_tokens": sum(h.output_tokens for h in hypotheses),
-            **retry_totals(hypotheses),
+            **_retries(hypotheses),
         },
     }
 
 
-def primary_judge(summary: dict[str, Any]) -> dict[str, Any] | None:
+def primary_judge(summary: QaReport) -> JudgeRecord | None:
     """The first LLM judge (the fallback when there is none): whose figures lead."""
     judges = summary["judges"]
     llm = [j for j in judges.values() if j["kind"] == "llm"]
@@ -138,10 +165,10 @@ def _repeat_agreement(rows: Sequence[ScoreRow]) -> float | None:
     return sum(len(v) == 1 for v in per_question.values()) / len(per_question)
 
 
-def _agreement(labels: dict[str, dict[str, bool | None]]) -> list[dict[str, Any]]:
+def _agreement(labels: dict[str, dict[str, bool | None]]) -> list[Agreement]:
     """Pairwise agreement of LLM judges, with the questions they disagree on."""
     names = [n for n in labels if not n.startswith("fallback:")]
-    pairs = []
+    pairs: list[Agreement] = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             both = [
@@ -205,7 +232,7 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def _rows(figures: dict[str, Any], types_judged: int) -> list[str]:
+def _rows(figures: Figures, types_judged: int) -> list[str]:
     every = len(QUESTION_TYPES)
     task = "task-averaged" + (f" ({types_judged} of {every} types)" if types_judged < every else "")
     named = [
@@ -226,7 +253,7 @@ def _rows(figures: dict[str, Any], types_judged: int) -> list[str]:
 _HEADER = ["| question type | accuracy | correct / judged | 95% CI |", "|---|---:|---:|---|"]
 
 
-def _judge_table(name: str, judge: dict[str, Any]) -> list[str]:
+def _judge_table(name: str, judge: JudgeRecord) -> list[str]:
     if judge["kind"] != "llm":
         title = f"### No-LLM fallback (not comparable with LLM-judged figures): {name}"
     else:
@@ -259,7 +286,7 @@ def _judge_table(name: str, judge: dict[str, Any]) -> list[str]:
     return lines
 
 
-def qa_markdown(summary: dict[str, Any]) -> str:
+def qa_markdown(summary: QaReport) -> str:
     answers = summary["answers"]
     lines = [
         "## Question answering",

@@ -31,6 +31,9 @@ def read_retrieval(path: Path) -> list[RetrievalRow]:
                 row["n_evidence"],
                 row["status"],
                 row["error"],
+                row.get("provenance") or "exact",  # tables before provenance were all exact
+                row.get("requested_depth"),
+                row.get("depth"),
             )
         )
     return rows

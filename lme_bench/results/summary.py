@@ -75,9 +75,40 @@ def summarize_retrieval(rows: Sequence[RetrievalRow]) -> dict[str, Any]:
             "questions": len(mine),
             "abstention": sum(r.is_abstention for r in mine),
             "without_user_evidence": len(headline) - len(evidenced),
-            "errors": sum(r.status != "ok" for r in mine),
+            "errors": sum(r.status == "error" for r in mine),
+            "not_applicable": sum(r.status == "not-applicable" for r in mine),
+            "provenance": sorted({r.provenance for r in mine}),
+            "depth": _depth(mine),
         }
     return summary
+
+
+def _depth(rows: list[RetrievalRow]) -> dict[str, Any]:
+    """Hits asked for and returned (fewer returned means a shallower ranking)."""
+    asked = [r.requested_depth for r in rows if r.requested_depth is not None]
+    got = [r.depth for r in rows if r.depth is not None]
+    return {
+        "requested": max(asked) if asked else None,
+        "returned_min": min(got) if got else None,
+        "returned_mean": sum(got) / len(got) if got else None,
+    }
+
+
+PROVENANCE_NOTES = {
+    "exact": "hits mapped to the haystack by the system's own fields",
+    "attributed": "hits matched to haystack turns by their words (the system rewrites what"
+    " it stores); not comparable with exact figures",
+    "none": "the system's hits carry no provenance: not applicable, not scored",
+}
+
+
+def _provenance_lines(part: dict[str, Any]) -> list[str]:
+    """What the figures rest on, when it is not the usual exact mapping."""
+    found = part.get("provenance", ["exact"])
+    lines = [f"Provenance: {p}: {PROVENANCE_NOTES[p]}." for p in found if p != "exact"]
+    if part.get("not_applicable"):
+        lines.append(f"{part['not_applicable']} questions not applicable.")
+    return [*lines, ""] if lines else []
 
 
 def _cell(value: Any) -> str:
@@ -109,6 +140,7 @@ def summary_markdown(summary: dict[str, Any], title: str) -> str:
             "turns, "
             f"{part['errors']} failed).",
             "",
+            *_provenance_lines(part),
             "| question type | n | " + " | ".join(SHOWN_METRICS) + " |",
             "|---|---:|" + "---:|" * len(SHOWN_METRICS),
         ]

@@ -13,7 +13,7 @@ from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.atomic import write_atomically
 from lme_bench.retrieval.official_ids import RetrievalRow
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: provenance and search depth columns
 
 # The row's metrics dict is one column per official metric.
 RETRIEVAL_SCHEMA = table_schema(
@@ -38,6 +38,9 @@ def retrieval_table(run_id: str, rows: Sequence[RetrievalRow]) -> pa.Table:
         columns["n_evidence"].append(row.n_evidence)
         columns["status"].append(row.status)
         columns["error"].append(row.error)
+        columns["provenance"].append(row.provenance)
+        columns["requested_depth"].append(row.requested_depth)
+        columns["depth"].append(row.depth)
         for name in METRIC_NAMES:
             columns[name].append(row.metrics.get(name) if row.status == "ok" else None)
     return pa.Table.from_pydict(columns, schema=RETRIEVAL_SCHEMA)

@@ -14,7 +14,7 @@ order of first appearance. Session metrics follow the official turn-to-session p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lme_bench.backends.entry_types import EntryHit
 from lme_bench.dataset.models import Instance
@@ -26,6 +26,7 @@ from lme_bench.metrics.ranking_metrics import (
     score_ranking,
     score_turn_ranking_at_session_level,
 )
+from lme_bench.retrieval.provenance import EXACT, RankingProvenance, attributed_hits
 
 GRANULARITIES = ("session", "turn")
 
@@ -39,8 +40,11 @@ class RetrievalRow:
     ranked_ids: list[str]
     metrics: dict[str, float] = field(default_factory=dict)
     n_evidence: int = 0
-    status: str = "ok"
+    status: str = "ok"  # ok | error | not-applicable (no provenance to map hits back)
     error: str | None = None
+    provenance: str = "exact"  # exact | attributed | none (lme_bench.retrieval.provenance)
+    requested_depth: int | None = None  # hits asked for
+    depth: int | None = None  # hits the system returned
 
 
 def _user_turn_has_answer(instance: Instance, position: int) -> bool:
@@ -64,25 +68,35 @@ def corpus_session_ids(instance: Instance) -> list[str]:
     ]
 
 
-def _positions(hits: Sequence[EntryHit], keys: SessionKeyMap) -> list[tuple[int, int]]:
+def _positions(
+    instance: Instance, hits: Sequence[EntryHit], keys: SessionKeyMap, expand: bool
+) -> list[tuple[int, int]]:
+    """(session position, turn index) of each hit. A hit that names its session but no turn is
+    left out, or with `expand` (a system that keeps no turns) stands for every user turn of
+    its session, in order: its session's place in the session ranking."""
     found = []
     for hit in hits:
         position = keys.position(hit.tags.get("session_key", ""))
-        index = hit.tags.get("turn_index", "")
-        if position is not None and index.isdigit():
+        if position is None:
+            continue
+        index = hit.tags.get("turn_index")
+        if index is None and expand:
+            turns = instance.haystack_sessions[position]
+            found += [(position, i) for i, turn in enumerate(turns) if turn.role == "user"]
+        elif index is not None and index.isdigit():
             found.append((position, int(index)))
     return found
 
 
 def official_rankings(
-    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit]
+    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit], expand: bool = False
 ) -> tuple[list[str], list[str]]:
     """(turn ids, session ids), best first: each haystack user turn once (a session repeated in
     the haystack is in the official corpus twice, so its turn ids are ranked twice, as there),
     each session id once, in order of first appearance."""
     turn_ids: dict[tuple[int, int], str] = {}
     session_ids: dict[str, None] = {}
-    for position, index in _positions(hits, keys):
+    for position, index in _positions(instance, hits, keys, expand):
         turns = instance.haystack_sessions[position]
         if index >= len(turns):
             continue
@@ -96,21 +110,42 @@ def official_rankings(
     return list(turn_ids.values()), list(session_ids)
 
 
+def _mapped(
+    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit], provenance: str, within: bool
+) -> Sequence[EntryHit]:
+    if provenance == "attributed":
+        return attributed_hits(instance, keys, hits, within_session=within)
+    return hits
+
+
 def evaluate_retrieval(
-    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit]
+    instance: Instance,
+    keys: SessionKeyMap,
+    hits: Sequence[EntryHit],
+    provenance: RankingProvenance = EXACT,
+    *,
+    requested: int | None = None,
+    depth: int | None = None,
 ) -> list[RetrievalRow]:
-    turn_ranked, session_ranked = official_rankings(instance, keys, hits)
+    session_hits = _mapped(instance, keys, hits, provenance.session, within=False)
+    turn_hits = _mapped(instance, keys, hits, provenance.turn, provenance.session == "exact")
+    expand = provenance.turn != "exact"  # hits of a system that keeps no turns
+    session_turns, session_ranked = official_rankings(instance, keys, session_hits, expand)
+    turn_ranked, _ = official_rankings(instance, keys, turn_hits)
     turn_corpus = corpus_turn_ids(instance)
     session_corpus = corpus_session_ids(instance)
-    return [
+    rows = [
         RetrievalRow(
             instance.question_id,
             instance.question_type,
             instance.is_abstention,
             granularity="session",
             ranked_ids=session_ranked,
-            metrics=score_turn_ranking_at_session_level(turn_ranked, turn_corpus),
+            metrics=score_turn_ranking_at_session_level(session_turns, turn_corpus),
             n_evidence=sum(is_evidence(sid) for sid in session_corpus),
+            provenance=provenance.session,
+            requested_depth=requested,
+            depth=depth,
         ),
         RetrievalRow(
             instance.question_id,
@@ -120,7 +155,16 @@ def evaluate_retrieval(
             ranked_ids=turn_ranked,
             metrics=score_ranking(turn_ranked, turn_corpus),
             n_evidence=sum(is_evidence(tid) for tid in turn_corpus),
+            provenance=provenance.turn,
+            requested_depth=requested,
+            depth=depth,
         ),
+    ]
+    return [
+        replace(row, ranked_ids=[], metrics={}, status="not-applicable")
+        if row.provenance == "none"
+        else row
+        for row in rows
     ]
 
 

@@ -3,12 +3,14 @@ the ranking against the gold evidence (lme_bench.retrieval.official_ids)."""
 
 from __future__ import annotations
 
-from lme_bench.backends.registry import open_backend
+from lme_bench.backends.hit_search import entry_search
+from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import session_keys
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.retrieval.official_ids import RetrievalRow, evaluate_retrieval
+from lme_bench.retrieval.provenance import provenance_of
 
 
 async def evaluate_question(
@@ -16,12 +18,14 @@ async def evaluate_question(
 ) -> list[RetrievalRow]:
     """Search the question's memory with the question text and score the ranking."""
     instance = ref.load()
-    backend = open_backend(settings)
+    system = open_system(settings)
+    top_k = settings.retrieval.top_k
     try:
-        await backend.await_consistency(outcome.memory_id)
-        found = await backend.search(
-            outcome.memory_id, instance.question, top_ke=settings.retrieval.top_k, top_kc=0
-        )
+        search = entry_search(system, instance.question_date)
+        await search.await_consistency(outcome.memory_id)
+        found = await search.search(outcome.memory_id, instance.question, top_ke=top_k, top_kc=0)
+        provenance = provenance_of(system, settings.retrieval.attribute)
     finally:
-        await backend.close()
-    return evaluate_retrieval(instance, session_keys(instance), found.entries)
+        await system.close()
+    keys, hits = session_keys(instance), found.entries
+    return evaluate_retrieval(instance, keys, hits, provenance, requested=top_k, depth=len(hits))

@@ -14,15 +14,15 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from lme_bench.common.settings_digest import (
+from lme_bench.config.settings import Settings
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.ingest.fingerprint import (
     digest,
     ingest_fingerprint,
     memory_identity,
     model_settings,
     provider_settings,
 )
-from lme_bench.config.settings import Settings
-from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.providers.retry import RETRY_COLUMNS
 from lme_bench.results.qa_tables import HypothesisRow

@@ -9,31 +9,82 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar, TypeVar, cast
 
 from lme_bench.common.secrets import redact_secrets
+from lme_bench.config.run_section import Stage
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.ingest.question import MemoryLocation
+from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.qa.stage import unanswered_row
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 from lme_bench.run.finish import RunResults
 from lme_bench.run.steps import StageFailed, error_rows
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True, slots=True)
-class Job:
-    stage: str
+class IngestJob:
     index: int  # the question's position in the run
-    upstream: Any  # what the stage is given: memory location, ingestion, hypothesis
+    location: MemoryLocation
+    stage: ClassVar[Stage] = "ingest"
+
+    @property
+    def upstream(self) -> MemoryLocation:
+        return self.location
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalJob:
+    index: int
+    outcome: IngestOutcome
+    stage: ClassVar[Stage] = "retrieval"
+
+    @property
+    def upstream(self) -> IngestOutcome:
+        return self.outcome
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerJob:
+    index: int
+    outcome: IngestOutcome
+    stage: ClassVar[Stage] = "answer"
+
+    @property
+    def upstream(self) -> IngestOutcome:
+        return self.outcome
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeJob:
+    index: int
+    hypothesis: HypothesisRow
+    stage: ClassVar[Stage] = "judge"
+
+    @property
+    def upstream(self) -> HypothesisRow:
+        return self.hypothesis
+
+
+Job = IngestJob | RetrievalJob | AnswerJob | JudgeJob
+# What each stage's task returns: an ingestion, retrieval rows, a hypothesis, score rows.
+StageValue = IngestOutcome | list[RetrievalRow] | HypothesisRow | list[ScoreRow]
 
 
 @dataclass(frozen=True, slots=True)
 class Done:
     job: Job
-    value: Any  # the task's result, or None when it failed
+    value: StageValue | None  # None when the task failed
     error: BaseException | str | None
+
+
+def _expect(value: StageValue | None, kind: type[T]) -> T | None:
+    if value is not None and not isinstance(value, kind):
+        raise TypeError(f"expected {kind.__name__} from the stage, got {type(value).__name__}")
+    return value
 
 
 def error_text(error: BaseException | str | None) -> str:
@@ -56,7 +107,7 @@ class RunCollector:
         self.stages = settings.stages
         self.existing = existing_hypotheses or {}
         self.failed: dict[str, str] = {}
-        self._outcomes: dict[int, Any] = {}
+        self._outcomes: dict[int, IngestOutcome] = {}
         self._retrieval: dict[int, list[RetrievalRow]] = {}
         self._hypotheses: dict[int, HypothesisRow] = {}
         self._scores: dict[int, list[ScoreRow]] = {}
@@ -69,13 +120,14 @@ class RunCollector:
     def start(self, locations: dict[str, MemoryLocation]) -> list[Job]:
         """Every question's ingest job, the longest first: a long question started last
         would keep the run waiting on it alone."""
-        jobs = [Job("ingest", i, locations[r.question_id]) for i, r in enumerate(self.refs)]
-        return sorted(jobs, key=lambda job: self._ingest_work(self.refs[job.index]), reverse=True)
+        jobs = [IngestJob(i, locations[r.question_id]) for i, r in enumerate(self.refs)]
+        jobs.sort(key=lambda job: self._ingest_work(self.refs[job.index]), reverse=True)
+        return list(jobs)
 
     def ingestion_id(self, index: int) -> str:
         """The ingestion that filled question `index`'s memory ("" before it is known)."""
         outcome = self._outcomes.get(index)
-        return str(outcome.ingestion_id) if outcome is not None else ""
+        return outcome.ingestion_id if outcome is not None else ""
 
     def _ingest_work(self, ref: QuestionRef) -> int:
         """Model calls of a context-only ingestion follow sessions; the others follow turns."""
@@ -86,45 +138,60 @@ class RunCollector:
 
     def finished(self, done: Done) -> list[Job]:
         """Record a finished job; the jobs that follow it."""
-        job, value, index = done.job, done.value, done.job.index
-        ref = self.refs[index]
-        rows: Any = done.error.rows if isinstance(done.error, StageFailed) else None
+        job, index = done.job, done.job.index
         if done.error is not None:
             self._fail(index, done.error)
+        kept = done.error.rows if isinstance(done.error, StageFailed) else None
         follow: list[Job] = []
-        if job.stage == "ingest":
-            if value is not None:
-                self._outcomes[index] = value
-                follow = [Job(s, index, value) for s in ("retrieval", "answer") if s in self.stages]
-                if "answer" not in self.stages and "judge" in self.stages:
-                    existing = self.existing.get(ref.question_id)
-                    follow += [Job("judge", index, existing)] if existing else []
-            else:
-                error = self.failed[ref.question_id]
-                if "retrieval" in self.stages:
-                    self._retrieval[index] = error_rows(ref, error)
-                if "answer" in self.stages:
+        match job:
+            case IngestJob():
+                follow = self._ingested(index, _expect(done.value, IngestOutcome))
+            case RetrievalJob():
+                if isinstance(done.value, list):
+                    self._retrieval[index] = cast(list[RetrievalRow], done.value)
+                else:
+                    self._retrieval[index] = error_rows(self.refs[index], error_text(done.error))
+            case AnswerJob():
+                hypothesis = _expect(done.value, HypothesisRow)
+                if hypothesis is not None:
+                    self._hypotheses[index] = hypothesis
+                    follow = [JudgeJob(index, hypothesis)] if "judge" in self.stages else []
+                elif isinstance(kept, HypothesisRow):
+                    self._hypotheses[index] = kept
+                else:
                     self._hypotheses[index] = unanswered_row(
-                        ref, self.settings, f"not answered: ingestion failed: {error}"
+                        self.refs[index], self.settings, error_text(done.error)
                     )
-        elif job.stage == "retrieval":
-            found = value if value is not None else error_rows(ref, error_text(done.error))
-            self._retrieval[index] = found
-        elif job.stage == "answer":
-            if value is None and rows is None:
-                rows = unanswered_row(ref, self.settings, error_text(done.error))
-            self._hypotheses[index] = value if value is not None else rows
-            if value is not None and "judge" in self.stages:
-                follow = [Job("judge", index, value)]
-        elif job.stage == "judge":
-            scores = value if value is not None else rows
-            if scores is not None:
-                self._scores[index] = scores
+            case JudgeJob():
+                scores = done.value if isinstance(done.value, list) else kept
+                if isinstance(scores, list):
+                    self._scores[index] = cast(list[ScoreRow], scores)
         self._outstanding[index] += len(follow) - 1
         return follow
 
+    def _ingested(self, index: int, outcome: IngestOutcome | None) -> list[Job]:
+        ref = self.refs[index]
+        if outcome is not None:
+            self._outcomes[index] = outcome
+            follow: list[Job] = []
+            if "retrieval" in self.stages:
+                follow.append(RetrievalJob(index, outcome))
+            if "answer" in self.stages:
+                follow.append(AnswerJob(index, outcome))
+            elif "judge" in self.stages and ref.question_id in self.existing:
+                follow.append(JudgeJob(index, self.existing[ref.question_id]))
+            return follow
+        error = self.failed[ref.question_id]
+        if "retrieval" in self.stages:
+            self._retrieval[index] = error_rows(ref, error)
+        if "answer" in self.stages:
+            self._hypotheses[index] = unanswered_row(
+                ref, self.settings, f"not answered: ingestion failed: {error}"
+            )
+        return []
+
     def results(self) -> RunResults:
-        def ordered(found: dict[int, Any]) -> list[Any]:
+        def ordered(found: dict[int, T]) -> list[T]:
             return [found[i] for i in sorted(found)]
 
         results = RunResults(outcomes=ordered(self._outcomes), failed=self.failed)

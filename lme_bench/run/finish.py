@@ -17,7 +17,7 @@ from lme_bench.ingest.titles import memory_titles
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.results.atomic import write_text_atomically
-from lme_bench.results.cost import cost_markdown, run_cost
+from lme_bench.results.cost import cost_markdown, run_cost, system_markdown, system_usage
 from lme_bench.results.estimate_report import beside_spent, beside_spent_markdown, spent_by_stage
 from lme_bench.results.html_report import write_html_report
 from lme_bench.results.ingest_table import ingest_table, ingest_totals, totals_markdown
@@ -87,8 +87,8 @@ def headline(summary: dict[str, Any]) -> str:
     session-level retrieval (official average)."""
     parts = []
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
-    if primary and primary["overall"]["accuracy"] is not None:
-        overall = primary["overall"]
+    overall = primary["overall"] if primary else None
+    if overall and overall["accuracy"] is not None:
         parts.append(
             f"QA overall {100 * overall['accuracy']:.1f}% ({overall['correct']}/{overall['n']})"
         )
@@ -146,8 +146,13 @@ def write_run(
         export_official(run_dir, hypotheses, results.scores)
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
     sessions = records or read_ingest(run_dir / "ingest.parquet")  # this run's, or recorded
+    system = system_usage(results.outcomes, settings)
+    if system is not None:
+        summary["memory_system"] = system
+        markdown += "\n" + system_markdown(system) + "\n"
     summary["cost"] = run_cost(
         agent_model=settings.models.agent if settings.ingest.mode != "raw" else None,
+        memory_system=system,
         records=sessions,
         hypotheses=results.hypotheses or [],
         scores=results.scores or [],

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
+from lme_bench.backends.registry import backend_class, backend_params
 from lme_bench.common.secrets import redact_secrets
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
@@ -23,6 +24,7 @@ from lme_bench.ingest.question import ingest_question as ingest_question
 from lme_bench.ingest.question import locate_memories as locate_memories
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.stage import judge_question as judge_question
+from lme_bench.providers.factory import check_models
 from lme_bench.qa.stage import answer_question as answer_question
 from lme_bench.reference_memory.embeddings import load_embedder
 from lme_bench.results.manifest import package_versions
@@ -72,6 +74,9 @@ def plan_run(settings: Settings) -> RunPlan:
     run needs cannot be used."""
     if settings.memory.backend == "embedded" and settings.memory.search != "bm25":
         load_embedder(settings.memory.embedding_model)
+    backend_params(backend_class(settings.memory.backend), settings.memory.params)
+    if settings.models.memory:
+        check_models(settings, roles=("memory",))
     check_run_models(settings)
     if "judge" in settings.stages:
         judge_prompts(settings.judge)  # a bad prompt folder or official checkout: a ConfigError

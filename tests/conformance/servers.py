@@ -17,7 +17,7 @@ READY_DEADLINE_S = 30.0
 def serve_args(transport: str, path: Path, *extra: str) -> list[str]:
     return [
         "-m",
-        "lme_bench.cli",
+        "lme_bench_flows.command",
         "memory",
         "serve",
         "--transport",

@@ -58,7 +58,7 @@ def start_cli(
     """`lme-bench ARGS…` in its own process group (with a temporary Prefect server, if it
     starts one)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "lme_bench.cli", *args],
+        [sys.executable, "-m", "lme_bench_flows.command", *args],
         cwd=ROOT,
         env=env,
         stdin=subprocess.DEVNULL,

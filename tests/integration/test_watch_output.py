@@ -13,11 +13,10 @@ from types import SimpleNamespace
 from uuid import uuid4
 
 import pytest
+from lme_bench_flows import longmemeval as module
 from prefect.cli.flow_runs_watching import FlowRunFormatter
 from prefect.client.schemas.objects import Log
 from rich.console import Console
-
-from flows import longmemeval as module
 
 
 def _watched(config: str, monkeypatch: pytest.MonkeyPatch) -> str:

@@ -32,7 +32,7 @@ Connect = Callable[[], AbstractAsyncContextManager[ClientSession]]
 
 
 def _serve_args(path: Path, *extra: str) -> list[str]:
-    return ["-m", "lme_bench.cli", "memory", "serve", "--path", str(path), *extra]
+    return ["-m", "lme_bench_flows.command", "memory", "serve", "--path", str(path), *extra]
 
 
 def _free_port() -> int:

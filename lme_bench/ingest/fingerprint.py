@@ -10,6 +10,7 @@ import json
 from importlib import resources
 from typing import Any
 
+from lme_bench.backends.registry import backend_source_digest
 from lme_bench.config.settings import Settings
 
 
@@ -26,10 +27,18 @@ def _folder_digest(package: str, *parts: str) -> str:
 
 
 def memory_identity(settings: Settings) -> dict[str, Any]:
-    """Which memory system holds the memories: the store file or the server."""
+    """Which memory system holds the memories: the store file or the server; for any other
+    backend, its parameters, the source of its module, its model and its data folder."""
     memory = settings.memory
     if memory.backend == "embedded":
         where: Any = str(settings.memory_path.resolve())
+    elif memory.backend != "mcp":
+        where = {
+            "params": memory.params,
+            "source": backend_source_digest(memory.backend),
+            "model": model_settings(settings, settings.models.memory),
+            "data": str(settings.memory_path.parent.resolve()),
+        }
     elif memory.mcp.transport == "stdio":
         where = [memory.mcp.command, *memory.mcp.args]
     else:

@@ -1,0 +1,25 @@
+"""The `lme-bench` command: the core command line, given the Prefect flow that starts runs.
+
+Prefect is imported only when a run starts, so `lme-bench memory serve`, `compare` and the
+other commands start without it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from lme_bench import cli
+
+
+def load_flow() -> cli.Flow:
+    from lme_bench_flows.longmemeval import RunFailures, run_longmemeval
+
+    return cli.Flow(run=run_longmemeval, failures=RunFailures)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return cli.main(argv, flows=load_flow)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

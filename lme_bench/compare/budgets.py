@@ -1,0 +1,51 @@
+"""The search and reading budgets two runs had, and where they differ.
+
+Two memory systems are compared fairly only at equal budgets: the same ranking depth asked
+for, the same hits per QA search and the same reader budget. Each run's recorded settings
+(config.json) give what was asked for; its retrieval table gives the depth each system
+actually returned. Differences are flagged at the top of the comparison.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from lme_bench.results.recorded_settings import recorded_run
+
+ASKED = (
+    ("retrieval", "top_k", "ranking depth asked for"),
+    ("qa", "strategy", "QA strategy"),
+    ("qa", "top_ke", "entries per QA search"),
+    ("qa", "top_kc", "context snapshots per QA search"),
+    ("qa", "max_context_chars", "reader prompt budget"),
+)
+
+
+def run_budget(run_dir: Path) -> dict[str, Any]:
+    """What the run asked for (as recorded) and the mean depth its system returned."""
+    budget: dict[str, Any] = {}
+    recorded = recorded_run(run_dir)
+    settings = recorded["settings"] if recorded else {}
+    budget["backend"] = (settings.get("memory") or {}).get("backend")
+    for section, key, label in ASKED:
+        value = (settings.get(section) or {}).get(key)
+        if value is not None:
+            budget[label] = value
+    table = run_dir / "retrieval.parquet"
+    if table.is_file() and "depth" in pq.read_schema(table).names:
+        depths = [d for d in pq.read_table(table, columns=["depth"])["depth"].to_pylist() if d]
+        if depths:
+            budget["mean depth returned"] = round(sum(depths) / len(depths), 1)
+    return budget
+
+
+def unequal_budgets(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """One line per budget the runs do not share (what both recorded)."""
+    lines = []
+    for label in [label for _, _, label in ASKED] + ["mean depth returned"]:
+        if label in a and label in b and a[label] != b[label]:
+            lines.append(f"{label}: {a[label]} (A) vs {b[label]} (B)")
+    return lines
