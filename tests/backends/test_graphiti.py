@@ -18,6 +18,7 @@ from lme_bench.backends.graphiti import GraphitiSystem, group_id_for, session_ti
 from lme_bench.backends.protocol import Capability, MemorySystem, Session, Turn, Usage
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings
+from lme_bench.conformance import MemorySystemConformance
 
 T = TypeVar("T")
 QUESTION_DATE = "2023/09/01 (Fri) 12:00"
@@ -217,6 +218,12 @@ def test_usage_counts_the_model_and_embedding_calls(ingested: Ingested) -> None:
     assert ingested.usage.model_calls >= sum(e.model_calls for e in ingested.per_episode) + 2
     assert ingested.usage.input_tokens > 0 and ingested.usage.output_tokens > 0
     assert ingested.usage.embedded_texts >= ingested.usage.embedding_calls > 0
+
+
+@pytest.mark.slow
+class TestGraphitiConformance(MemorySystemConformance):
+    def make_system(self, data_dir: Path) -> MemorySystem:
+        return open_system(_settings(data_dir))
 
 
 @pytest.mark.slow
