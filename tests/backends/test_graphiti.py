@@ -14,11 +14,17 @@ import pytest
 
 pytest.importorskip("graphiti_core", reason="needs the graphiti extra")
 
+from graphiti_core.prompts.extract_edges import EdgeTimestamps
+from graphiti_core.prompts.models import Message
+
 from lme_bench.backends.graphiti import GraphitiSystem, group_id_for, session_time
+from lme_bench.backends.graphiti_clients import ChatModelLLMClient, StructuredReplyError
 from lme_bench.backends.protocol import Capability, MemorySystem, Session, Turn, Usage
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.conformance import MemorySystemConformance
+from lme_bench.providers.accounted_chat import AccountedChatModel
+from lme_bench.providers.fake import ScriptedChatModel
 
 T = TypeVar("T")
 QUESTION_DATE = "2023/09/01 (Fri) 12:00"
@@ -273,3 +279,23 @@ def test_session_dates_parse_in_longmemeval_format() -> None:
     assert moment.utcoffset() is not None
     with pytest.raises(ValueError):
         session_time("sometime in May")
+
+
+def test_the_model_is_asked_again_when_its_reply_does_not_fit_the_schema() -> None:
+    async def ask(model: AccountedChatModel, retries: int) -> dict[str, Any]:
+        client = ChatModelLLMClient(model, json_retries=retries)
+        messages = [Message(role="system", content="s"), Message(role="user", content="u")]
+        return await client.generate_response(messages, response_model=EdgeTimestamps)
+
+    fitting = '```json\n{"valid_at": "2023-05-20T00:00:00Z", "invalid_at": null}\n```'
+    inner = ScriptedChatModel(script=["no JSON here", '{"valid_at": 7}', fitting])
+    model = AccountedChatModel(inner=inner)
+    assert _run(ask(model, 2)) == {"valid_at": "2023-05-20T00:00:00Z", "invalid_at": None}
+    assert model.account.calls == 3  # every attempt went through the accounted model
+    assert "no JSON object" in str(inner.calls[1].messages[-1].content)
+    assert "does not fit the schema" in str(inner.calls[2].messages[-1].content)
+
+    stubborn = AccountedChatModel(inner=ScriptedChatModel(script=['{"valid_at": 7}']))
+    with pytest.raises(StructuredReplyError, match="schema"):
+        _run(ask(stubborn, 0))
+    assert stubborn.account.calls == 1
