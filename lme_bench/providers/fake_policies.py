@@ -11,6 +11,7 @@ fake:unreliable-judge  as match-judge, but for three questions in ten (picked by
                   question) replies with nothing, garbage or a refusal, and for one in ten
                   fails the call (judge fault tests)
 fake:langmem-extractor  LangMem's memory manager: one Memory per user message of the session
+fake:graphiti-extractor  answers Graphiti's JSON requests from the prompt's text (fake_graphiti)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from lme_bench.metrics.answer_text import normalize
 from lme_bench.providers.fake import echo_last_message
+from lme_bench.providers.fake_graphiti import graphiti_extractor
 from lme_bench.providers.fake_langmem import langmem_extractor
 
 _ids = itertools.count()
@@ -140,4 +142,5 @@ POLICIES: dict[str, Callable[[list[BaseMessage]], AIMessage]] = {
     "yes": yes,
     "unreliable-judge": unreliable_judge,
     "langmem-extractor": langmem_extractor,
+    "graphiti-extractor": graphiti_extractor,
 }
