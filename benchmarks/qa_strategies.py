@@ -15,7 +15,7 @@ import time
 import support  # noqa: F401  # this clone's lme_bench on the import path
 from langchain_core.messages import AIMessage, BaseMessage
 
-from lme_bench.backends.registry import open_backend
+from lme_bench.backends.entry_system import open_backend
 from lme_bench.config.settings import QaSettings, load_settings
 from lme_bench.dataset.views import make_view
 from lme_bench.providers.calls import CallAccount, CountedModel

@@ -9,8 +9,11 @@ and the turn index, so hits carry their provenance exactly.
 
 from __future__ import annotations
 
+import re
+import socket
 from typing import ClassVar
 
+from lme_bench.backends.embedded import EmbeddedBackend
 from lme_bench.backends.entry_memory import EntryMemory
 from lme_bench.backends.entry_types import EntryHit, NewEntry
 from lme_bench.backends.protocol import (
@@ -21,8 +24,41 @@ from lme_bench.backends.protocol import (
     Session,
     Usage,
 )
+from lme_bench.config.settings import ConfigError, MemorySettings, Settings
+from lme_bench.reference_memory.embeddings import load_embedder
 
 SUMMARY_LIMIT = 512  # Mycelian's entry summary limit, in characters
+
+
+def vault_title(settings: MemorySettings) -> str:
+    """One vault per host (Mycelian titles: ≤ 50 chars, lowercase letters, digits and hyphens)."""
+    if settings.vault:
+        return settings.vault
+    host = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-") or "host"
+    return f"lme-bench-{host}"[:50].rstrip("-")
+
+
+def open_embedded(settings: Settings) -> EmbeddedBackend:
+    memory = settings.memory  # dense/hybrid: the embedder loads its model at first search
+    embedder = load_embedder(memory.embedding_model) if memory.search != "bm25" else None
+    return EmbeddedBackend(
+        settings.memory_path, search=memory.search, alpha=memory.alpha, embedder=embedder
+    )
+
+
+def open_mcp(settings: Settings) -> EntryMemory:
+    from lme_bench.backends.mycelian_mcp import McpBackend  # imports the MCP client stack
+
+    return McpBackend(settings.memory.mcp)  # ConfigError without url (http) / command (stdio)
+
+
+def open_backend(settings: Settings) -> EntryMemory:
+    """The entry surface of the built-in Mycelian-shaped backend the settings name."""
+    if settings.memory.backend == "embedded":
+        return open_embedded(settings)
+    if settings.memory.backend == "mcp":
+        return open_mcp(settings)
+    raise ConfigError(f"[memory] backend = {settings.memory.backend!r} has no entry surface")
 
 
 def turn_entries(session: Session) -> list[NewEntry]:
@@ -65,9 +101,6 @@ class EntryMemorySystem:
     )
 
     def __init__(self, params: BackendParams, env: BackendEnv) -> None:
-        from lme_bench.backends.registry import vault_title
-        from lme_bench.config.settings import Settings
-
         settings = env.extra.get("settings")
         self.settings = settings if isinstance(settings, Settings) else Settings()
         self.vault_title = vault_title(self.settings.memory)
@@ -75,9 +108,7 @@ class EntryMemorySystem:
         self._vault_id: str | None = None
 
     def _open(self) -> EntryMemory:
-        from lme_bench.backends.registry import open_backend
-
-        return open_backend(self.settings)
+        raise NotImplementedError
 
     async def vault_id(self) -> str:
         if self._vault_id is None:
@@ -124,8 +155,14 @@ class EmbeddedSystem(EntryMemorySystem):
 
     name = "embedded"
 
+    def _open(self) -> EntryMemory:
+        return open_embedded(self.settings)
+
 
 class McpSystem(EntryMemorySystem):
     """A server with Mycelian's MCP tool surface ([memory.mcp])."""
 
     name = "mcp"
+
+    def _open(self) -> EntryMemory:
+        return open_mcp(self.settings)

@@ -37,6 +37,7 @@ class Capability(StrEnum):
     EXTRACTS = "extracts"
     ENTRIES = "entries"
     DELETES = "deletes"
+    AGENT_TOOLS = "agent-tools"  # agent_tools(memory_id): the server's own tools, for an agent
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ import hashlib
 import importlib
 import importlib.util
 import re
-import socket
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -21,11 +20,10 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from lme_bench.backends.embedded import EmbeddedBackend
-from lme_bench.backends.entry_memory import EntryMemory
 from lme_bench.backends.names import BUILT_IN, registered, unknown_backend
 from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
-from lme_bench.config.settings import ConfigError, MemorySettings, Settings
+from lme_bench.common.code_digest import closure_digest
+from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.reference_memory.embeddings import load_embedder
 
 _REQUIRED = ("Params", "name", "capabilities")
@@ -79,9 +77,12 @@ def backend_class(name: str) -> type[MemorySystem]:
 
 
 def backend_source_digest(name: str) -> str:
-    """A hash of the source file of the backend's module (a changed backend ingests anew)."""
-    module = sys.modules[backend_class(name).__module__]
-    source = Path(module.__file__ or "")
+    """A hash of the backend's source (a changed backend ingests anew): a built-in's module and
+    every lme_bench module it imports; a plugin's own file."""
+    module_name = backend_class(name).__module__
+    if module_name.startswith("lme_bench."):
+        return closure_digest(module_name)
+    source = Path(sys.modules[module_name].__file__ or "")
     return hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
 
 
@@ -118,28 +119,3 @@ def open_system(settings: Settings, scope: str = "") -> MemorySystem:
     env.data_dir.mkdir(parents=True, exist_ok=True)
     system: MemorySystem = cast(Any, cls)(params, env)
     return system
-
-
-def open_backend(settings: Settings) -> EntryMemory:
-    """The entries-and-context surface of the built-in Mycelian-shaped backends."""
-    if settings.memory.backend == "embedded":
-        memory = settings.memory  # dense/hybrid: the embedder loads its model at first search
-        embedder = load_embedder(memory.embedding_model) if memory.search != "bm25" else None
-        return EmbeddedBackend(
-            settings.memory_path, search=memory.search, alpha=memory.alpha, embedder=embedder
-        )
-    if settings.memory.backend == "mcp":
-        from lme_bench.backends.mycelian_mcp import McpBackend  # imports the MCP client stack
-
-        return McpBackend(settings.memory.mcp)  # ConfigError without url (http) / command (stdio)
-    raise ConfigError(
-        f"[memory] backend = {settings.memory.backend!r} has no entries-and-context surface"
-    )
-
-
-def vault_title(settings: MemorySettings) -> str:
-    """One vault per host (Mycelian titles: ≤ 50 chars, lowercase letters, digits and hyphens)."""
-    if settings.vault:
-        return settings.vault
-    host = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-") or "host"
-    return f"lme-bench-{host}"[:50].rstrip("-")

@@ -7,8 +7,9 @@ import time
 from dataclasses import dataclass, field
 
 from lme_bench.backends.entry_memory import EntryMemory
+from lme_bench.backends.entry_system import vault_title
 from lme_bench.backends.protocol import Capability, MemorySystem, Usage
-from lme_bench.backends.registry import backend_class, open_system, vault_title
+from lme_bench.backends.registry import backend_class, open_system
 from lme_bench.common.limits import provider_limiter
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from lme_bench.backends.entry_system import open_backend
 from lme_bench.backends.entry_types import NewEntry
-from lme_bench.backends.registry import open_backend
 from lme_bench.config.settings import ConfigError, load_settings
 from lme_bench.reference_memory import embeddings, hybrid
 from lme_bench.reference_memory.embeddings import (
