@@ -131,7 +131,7 @@ def test_agent_mode_without_a_usable_model_fails_before_any_work(tmp_path: Path)
         [
             sys.executable,
             "-m",
-            "lme_bench.cli",
+            "lme_bench_flows.command",
             "run",
             str(env_config),
             "--results-dir",

@@ -7,8 +7,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from lme_bench_flows.command import main
 
-from lme_bench.cli import main
 from lme_bench.config.settings import load_settings
 from lme_bench.run.estimate import calls_models, estimate_run
 from lme_bench.run.steps import (

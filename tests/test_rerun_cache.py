@@ -15,12 +15,12 @@ from uuid import UUID
 
 import pyarrow.parquet as pq
 import pytest
+from lme_bench_flows import command as cli
 from lme_bench_flows.longmemeval import RunFailures, longmemeval
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 from prefect.testing.utilities import prefect_test_harness
 
-from lme_bench import cli
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.ingest.titles import memory_title
 from lme_bench.providers.fake_stats import FAKE_CALLS
@@ -61,13 +61,13 @@ class Executed:
 @pytest.fixture
 def executed(monkeypatch: pytest.MonkeyPatch) -> Executed:
     record = Executed()
-    steps = {
+    names = {
         "ingest": "ingest_question",
         "retrieval": "evaluate_question",
         "answer": "answer_question",
         "judge": "judge_question",
     }
-    for stage, name in steps.items():
+    for stage, name in names.items():
         real = getattr(steps, name)
 
         def counted(

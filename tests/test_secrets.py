@@ -25,10 +25,10 @@ from typing import Any
 import lme_bench_flows.longmemeval  # noqa: F401  (Prefect configures logging on import: before capturing)
 import pyarrow.parquet as pq
 import pytest
+from lme_bench_flows.command import main
 from prefect.client.orchestration import get_client
 from prefect.testing.utilities import prefect_test_harness
 
-from lme_bench.cli import main
 from lme_bench.common.secrets import RedactingLogFilter, redact_secrets
 from tests.providers.fake_openai_server import serve
 

@@ -103,24 +103,27 @@ async def locate_memories(
     A system without an entry surface is not asked what it holds: its count is the sessions
     checkpointed as ingested."""
     system = open_system(settings)
-    checkpoints = _checkpoints(settings)
+    entry_memory = _entry_memory(system)
+    # Only a system without an entry surface is counted from the checkpoints (a rerun of a
+    # finished run over entries opens no file for writing here).
+    checkpoints = _checkpoints(settings) if entry_memory is None else None
     located: dict[str, MemoryLocation] = {}
     try:
-        entry_memory = _entry_memory(system)
         vault_id = ""
         if entry_memory is not None:
             vault_id = await entry_memory.get_or_create_vault(vault_title(settings.memory))
         for question_id in question_ids:
             title = memory_title(question_id, run_id, settings.run.results_dir)
-            if entry_memory is None:
+            if checkpoints is not None:
                 memory_id = await system.open_memory(title)
                 held = checkpoints.sessions_done(memory_id)
-            else:
+            elif entry_memory is not None:
                 memory_id = await entry_memory.get_or_create_memory(vault_id, title)
                 held = await _items_held(entry_memory, vault_id, memory_id)
             located[question_id] = MemoryLocation(question_id, vault_id, memory_id, held)
     finally:
-        checkpoints.close()
+        if checkpoints is not None:
+            checkpoints.close()
         await system.close()
     return located
 

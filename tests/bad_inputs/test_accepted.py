@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from lme_bench_flows.command import main
 from prefect.testing.utilities import prefect_test_harness
 
-from lme_bench.cli import main
 from lme_bench.dataset.models import MAX_TURN_CHARS
 from tests.bad_inputs.cases import PLAIN_CONFIG
 from tests.factories import make_question

@@ -9,9 +9,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from lme_bench_flows.command import main
 
 import lme_bench.compare as compare_pkg
-from lme_bench.cli import main
 from lme_bench.compare import CompareError, build_comparison, compare_runs
 from lme_bench.compare.paired import (
     overall_delta,

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lme_bench_flows.command import main
 
-from lme_bench.cli import main
 from lme_bench.dataset.download import REPO_ID, DownloadError, download
 
 ORACLE = json.dumps([{"question_id": "q1", "note": "x" * 5000}]).encode()
