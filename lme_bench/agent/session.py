@@ -7,7 +7,8 @@ context-only:  summarise (1 call: the prior context and the whole session once) 
 
 The graph's step cap (recursion limit) and a per-turn tool-call cap bound a misbehaving model;
 hitting the step cap is recorded, not raised. The writes the model asked for stay buffered in
-`SessionWrites`; the caller stores them when the session ends.
+`SessionWrites`; the caller stores them when the session ends. tool_session.py runs the agentic
+graph with a memory system's own tools instead (`run_graph`).
 """
 
 from __future__ import annotations
