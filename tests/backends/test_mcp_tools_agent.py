@@ -19,16 +19,18 @@ import pyarrow.parquet as pq
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
+from lme_bench.agent.tool_prompts import tool_prompts
 from lme_bench.backends.registry import open_system
-from lme_bench.config.settings import Settings, load_settings
+from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.agent_tools import ToolAgentIngestor
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
+from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.fake import ScriptedChatModel, ToolPolicy
-from lme_bench.providers.fake_kg import kg_note_taker
+from lme_bench.providers.fake_kg import KG_NOTE_TAKER, kg_note_taker
 from lme_bench.providers.retry import RetryPolicy
 from lme_bench.run.estimate import estimate_run
 from lme_bench.run.steps import (
@@ -42,8 +44,6 @@ from tests.backends.conftest import REPO
 from tests.backends.test_mcp_tools import data_dir, graph, recorded, shipped_params
 from tests.factories import make_question
 from tests.wire.capture import stdio_sent, tool_calls
-
-pytestmark = pytest.mark.slow  # starts node servers
 
 CONFIG = REPO / "configs" / "mcp-knowledge-graph-agent.toml"
 QUESTION_ID = "aa11bb22_abs"  # an abstention id: "_abs" must not reach the server either
@@ -59,13 +59,17 @@ SESSIONS = {
 }
 
 
-def _settings(tmp_path: Path, script: Path, **overrides: Any) -> Settings:
+def _dataset(tmp_path: Path) -> Path:
     dataset = tmp_path / "questions.json"
     dataset.write_text(json.dumps([QUESTION]))
+    return dataset
+
+
+def _settings(tmp_path: Path, script: Path, **overrides: Any) -> Settings:
     return load_settings(
         None,
         **{
-            "dataset.path": str(dataset),
+            "dataset.path": str(_dataset(tmp_path)),
             "run.results_dir": str(tmp_path / "results"),
             "run.id": "kg-agent",
             "memory.backend": "mcp-tools",
@@ -96,6 +100,7 @@ async def _ingest(settings: Settings) -> tuple[str, list[SessionRecord]]:
     return outcome.memory_id, outcome.sessions
 
 
+@pytest.mark.slow  # starts node servers
 def test_the_agent_writes_with_the_servers_tools_and_no_gold_label(
     server_script: Path, tmp_path: Path
 ) -> None:
@@ -157,12 +162,14 @@ def test_the_agent_writes_with_the_servers_tools_and_no_gold_label(
     assert memory_id not in sent  # the memory is the store's file name, never sent
 
 
+@pytest.mark.slow  # starts node servers
 def test_a_session_cut_off_midway_is_redone_and_done_ones_are_skipped(
     server_script: Path, tmp_path: Path
 ) -> None:
     settings = _settings(tmp_path, server_script)
     view, _ = make_view(next(iter_questions(settings.dataset.path)).instance)
     cut = {"done": False}
+    models: list[ScriptedChatModel] = []
 
     def cut_off_once(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
         third = "session s000 of 2023/05/01 (Mon) 09:15, message 3 of 4"
@@ -177,6 +184,7 @@ def test_a_session_cut_off_midway_is_redone_and_done_ones_are_skipped(
         try:
             memory_id = await system.open_memory("lme-" + "c" * 40)
             model = ScriptedChatModel(script=[ToolPolicy(cut_off_once)])
+            models.append(model)
             ingestor = ToolAgentIngestor(system, model, settings.ingest, checkpoints, RetryPolicy())
             return await ingestor.ingest(QUESTION_ID, view, memory_id)
         finally:
@@ -197,8 +205,28 @@ def test_a_session_cut_off_midway_is_redone_and_done_ones_are_skipped(
     assert _store(settings, "lme-" + "c" * 40) == SESSIONS
     again = asyncio.run(ingest())
     assert all(r.resumed for r in again)
+    assert not models[-1].calls  # done sessions need no model
+
+    # What the model was shown: our tools prompt, the server's tools, the session's key, date
+    # and messages, and nothing a gold label could be read from.
+    calls = models[1].calls
+    assert {tuple(sorted(c.tools)) for c in calls} == {
+        ("add_observations", "create_entities", "create_relations", "open_nodes", "search_nodes")
+    }
+    assert all(str(c.messages[0].content) == tool_prompts().system for c in calls)
+    first = str(calls[0].messages[-1].content)
+    assert "[observe] session s000 of 2023/05/01 (Mon) 09:15, message 1 of 4, user:" in first
+    assert "Your tool calls so far in this session: none" in first
+    second = str(calls[1].messages[-1].content)
+    assert "Your tool calls so far in this session: create_entities ok" in second
+    assert "Recent messages:\nuser: Any tips for a first week with a puppy?" in second
+    shown = json.dumps([str(m.content) for c in calls for m in c.messages], ensure_ascii=False)
+    instance = next(iter_questions(settings.dataset.path)).instance
+    for label in (QUESTION_ID, "_abs", ANSWER, "has_answer", *instance.haystack_session_ids):
+        assert label not in shown
 
 
+@pytest.mark.slow  # starts node servers
 def test_the_tools_prompts_are_part_of_the_ingestion_fingerprint(
     server_script: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -220,6 +248,7 @@ def test_the_tools_prompts_are_part_of_the_ingestion_fingerprint(
         update={"mode": "raw"})})) == raw  # fmt: skip
 
 
+@pytest.mark.slow  # starts node servers
 def test_lme_bench_run_with_the_shipped_agent_config(server_script: Path, tmp_path: Path) -> None:
     text = CONFIG.read_text().replace('command = "npx"', 'command = "node"')
     text = text.replace(
@@ -243,3 +272,64 @@ def test_lme_bench_run_with_the_shipped_agent_config(server_script: Path, tmp_pa
     assert ingested and all(r["mode"] == "agentic" and r["status"] == "ok" for r in ingested)
     assert all(r["llm_calls"] == r["turns"] + 1 and r["input_tokens"] > 0 for r in ingested)
     assert sum(dict(r["memory_calls"]).get("create_entities", 0) for r in ingested) > 0
+
+
+def _checked(**overrides: Any) -> None:
+    check_run_models(load_settings(None, **{"models.agent": "fake:kg-note-taker", **overrides}))
+
+
+def test_which_systems_take_agentic_ingestion_with_their_own_tools(tmp_path: Path) -> None:
+    params = shipped_params(CONFIG)
+    _checked(**{"memory.backend": "mcp-tools", "memory.params": params, "ingest.mode": "agentic"})
+    with pytest.raises(ConfigError, match="needs a memory with entries and a context document;"):
+        _checked(
+            **{
+                "memory.backend": "mcp-tools",
+                "memory.params": params,
+                "ingest.mode": "context-only",
+            }
+        )
+    with pytest.raises(ConfigError, match="or a memory system that gives an agent tools of its"):
+        _checked(
+            **{
+                "memory.backend": "docs/example_backend.py:SessionNotes",
+                "memory.params": {},
+                "ingest.mode": "agentic",
+            }
+        )
+
+    # A configuration whose agent would reach every memory on a shared server gives no tools.
+    pattern = r"^(?P<memory>\S+) (?P<session_key>\S+) on (?P<date>.+)$"
+    shared = {
+        **params,
+        "memory_scoping": "prefix",
+        "env": {"MEMORY_FILE_PATH": "{data_dir}/shared.jsonl"},
+        "ingest_per": "session",
+        "ingest_args": {"entities": [{"name": "{memory} {session_key} on {date}"}]},
+        "hit_path": {**params["hit_path"], "name_pattern": pattern},
+    }
+    settings = load_settings(
+        None,
+        **{
+            "memory.backend": "mcp-tools",
+            "memory.params": shared,
+            "memory.path": str(tmp_path / "memory.sqlite"),
+            "ingest.mode": "agentic",
+            "models.agent": "fake:kg-note-taker",
+        },
+    )
+
+    async def ingest() -> None:
+        system = open_system(settings)
+        checkpoints = Checkpoints(tmp_path / "checkpoints.sqlite")
+        try:
+            model = ScriptedChatModel(script=[KG_NOTE_TAKER])
+            ingestor = ToolAgentIngestor(system, model, settings.ingest, checkpoints, RetryPolicy())
+            view, _ = make_view(next(iter_questions(_dataset(tmp_path))).instance)
+            await ingestor.ingest(QUESTION_ID, view, "lme-" + "d" * 40)
+        finally:
+            checkpoints.close()
+            await system.close()
+
+    with pytest.raises(ConfigError, match="gives an agent no tools of its own"):
+        asyncio.run(ingest())
