@@ -2,7 +2,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-dense run test check bench serve deploy faults clean
+.PHONY: install install-dense install-all run test check bench serve deploy faults clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -16,6 +16,12 @@ install: $(STAMP)
 install-dense: $(STAMP)
 	$(BIN)/pip install torch==2.13.0 $(TORCH_PIP_ARGS)
 	$(BIN)/pip install -e '.[dev,dense]'
+
+# Every backend's extra (mem0, LangGraph/LangMem, Graphiti on Kuzu) with the dense one; the
+# mcp-tools backend's reference server comes from npm when its tests first run.
+install-all: $(STAMP)
+	$(BIN)/pip install torch==2.13.0 $(TORCH_PIP_ARGS)
+	$(BIN)/pip install -e '.[dev,all]'
 
 run: $(STAMP)
 	$(BIN)/lme-bench run configs/default.toml

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from lme_bench.common import code_digest
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow
-from lme_bench.run import cache_keys, code_digest
+from lme_bench.run import cache_keys
 
 STAGES = ("ingest", "retrieval", "answer", "judge")
 REF = QuestionRef(0, "q1", "single-session-user", False, "ab" * 32, 2, 4, "shard-0")
@@ -50,7 +51,7 @@ def edited_tree(tmp_path: Path) -> Path:
     """A copy of the package whose retrieval metrics have one function edited."""
     tree = tmp_path / "lme_bench"
     shutil.copytree(code_digest.SOURCE_ROOT, tree, ignore=shutil.ignore_patterns("__pycache__"))
-    metrics = tree / "metrics" / "retrieval.py"
+    metrics = tree / "metrics" / "ranking_metrics.py"
     source = metrics.read_text()
     edited = re.sub(r"(\ndef \w+\(.*?\).*?:\n)", r"\1    _ = 'a fix'\n", source, count=1)
     assert edited != source
@@ -95,7 +96,7 @@ def test_a_stage_closure_follows_lazy_imports_and_skips_type_checking_ones() -> 
         "from __future__ import annotations\n"
         "from typing import TYPE_CHECKING\n"
         "from . import sibling\n"
-        "from ..metrics.retrieval import score_ranking\n"
+        "from ..metrics.ranking_metrics import score_ranking\n"
         "if TYPE_CHECKING:\n"
         "    from lme_bench.config.settings import Settings\n"
         "    import lme_bench.run.finish\n"

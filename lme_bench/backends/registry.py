@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from lme_bench.backends.names import BUILT_IN, registered, unknown_backend
 from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
+from lme_bench.common.code_digest import closure_digest
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.reference_memory.embeddings import load_embedder
 
@@ -76,9 +77,12 @@ def backend_class(name: str) -> type[MemorySystem]:
 
 
 def backend_source_digest(name: str) -> str:
-    """A hash of the source file of the backend's module (a changed backend ingests anew)."""
-    module = sys.modules[backend_class(name).__module__]
-    source = Path(module.__file__ or "")
+    """A hash of the backend's source (a changed backend ingests anew): a built-in's module and
+    every lme_bench module it imports; a plugin's own file."""
+    module_name = backend_class(name).__module__
+    if module_name.startswith("lme_bench."):
+        return closure_digest(module_name)
+    source = Path(sys.modules[module_name].__file__ or "")
     return hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
 
 

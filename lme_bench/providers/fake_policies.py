@@ -12,6 +12,9 @@ fake:yes          answers "yes" (a judge that accepts everything)
 fake:unreliable-judge  as match-judge, but for three questions in ten (picked by a hash of the
                   question) replies with nothing, garbage or a refusal, and for one in ten
                   fails the call (judge fault tests)
+fake:langmem-extractor  LangMem's memory manager: one Memory per user message of the session
+fake:graphiti-extractor  answers Graphiti's JSON requests from the prompt's text (fake_graphiti)
+fake:mem0-extractor  mem0's fact extraction: one memory per sentence the user wrote
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from lme_bench.metrics.answer_text import normalize
 from lme_bench.providers.fake import echo_last_message
+from lme_bench.providers.fake_graphiti import graphiti_extractor
 from lme_bench.providers.fake_kg import KG_NOTE_TAKER
+from lme_bench.providers.fake_langmem import langmem_extractor
+from lme_bench.providers.fake_mem0 import mem0_extractor
 
 _ids = itertools.count()
 _OBSERVED = re.compile(
@@ -67,6 +73,7 @@ def note_taker(messages: list[BaseMessage]) -> AIMessage:
 
 
 _ENTRY_LINE = re.compile(r"^\[[^\]]+\] (?:user|assistant): (?P<text>.+)$", re.M)
+_HIT_LINE = re.compile(r"^\[\d{4}/[^\]]+\] (?P<text>.+)$", re.M)  # hits of systems without roles
 _GOLD = re.compile(
     r"^(?:Correct answer|Rubric|Explanation): "
     r"(?P<gold>.*)$",
@@ -77,7 +84,8 @@ _RESPONSE = re.compile(r"^Model response: (?P<response>.*)$", re.M)
 
 def quote_memory(messages: list[BaseMessage]) -> AIMessage:
     """A QA stand-in: answers with the first remembered entry it was shown, else don't know."""
-    found = _ENTRY_LINE.search(str(messages[-1].content))
+    prompt = str(messages[-1].content)
+    found = _ENTRY_LINE.search(prompt) or _HIT_LINE.search(prompt)
     return AIMessage(content=found.group("text") if found else "I don't know.")
 
 
@@ -139,4 +147,7 @@ POLICIES: dict[str, Callable[[list[BaseMessage]], AIMessage]] = {
     "match-judge": match_judge,
     "yes": yes,
     "unreliable-judge": unreliable_judge,
+    "langmem-extractor": langmem_extractor,
+    "graphiti-extractor": graphiti_extractor,
+    "mem0-extractor": mem0_extractor,
 }

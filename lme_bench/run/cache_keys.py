@@ -2,7 +2,7 @@
 
 A key joins the stage, the question's content hash, that stage's settings (with the settings
 of the providers its models come from), a hash of the stage's source and prompt files
-(lme_bench.run.code_digest), and the scope: the run id (`[cache] scope = "run"`) or the memory
+(lme_bench.common.code_digest), and the scope: the run id (`[cache] scope = "run"`) or the memory
 system's identity (`"shared"`: one ingestion reused across runs). Downstream keys also hash
 what the stage was given (the ingestion that filled the memory, the hypothesis), so redoing a
 stage redoes what follows.
@@ -14,6 +14,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from lme_bench.common.code_digest import stage_code_digest
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.fingerprint import (
@@ -26,7 +27,6 @@ from lme_bench.ingest.fingerprint import (
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.providers.retry import RETRY_COLUMNS
 from lme_bench.results.qa_tables import HypothesisRow
-from lme_bench.run.code_digest import stage_code_digest
 
 # Bump when a stage's result type or meaning changes. 3: full rankings. 4: session records,
 # hypotheses and scores count retries by cause (retries_throttled, _timeout, _connection,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 PACKAGE = "lme_bench"
 SOURCE_ROOT = Path(__file__).resolve().parents[1]  # the folder of the `lme_bench` package
-NOT_HASHED = frozenset({"lme_bench.run.cache_keys", "lme_bench.run.code_digest"})
+NOT_HASHED = frozenset({"lme_bench.run.cache_keys", "lme_bench.common.code_digest"})
 PROMPTS_FOLDER = "prompts"  # a package's prompt files live in its `prompts/` subfolder
 
 # The module holding each per-question stage's function (what its task calls).

@@ -1,0 +1,24 @@
+"""The memory-system conformance suite on the mem0 backend (infer on, fake:mem0-extractor)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lme_bench.backends.protocol import MemorySystem
+from lme_bench.backends.registry import open_system
+from lme_bench.config.settings import Settings
+from lme_bench.conformance import MemorySystemConformance
+
+pytest.importorskip("mem0")
+pytestmark = pytest.mark.slow  # a real mem0 with the MiniLM model: about a minute
+
+
+class TestMem0(MemorySystemConformance):
+    def make_system(self, data_dir: Path) -> MemorySystem:
+        settings = Settings(
+            memory={"backend": "mem0", "path": data_dir / "m.sqlite"},
+            models={"memory": "fake:mem0-extractor"},
+        )
+        return open_system(settings)
