@@ -333,3 +333,42 @@ def test_which_systems_take_agentic_ingestion_with_their_own_tools(tmp_path: Pat
 
     with pytest.raises(ConfigError, match="gives an agent no tools of its own"):
         asyncio.run(ingest())
+
+
+@pytest.mark.slow  # starts a node server
+def test_a_failed_tool_call_is_shown_to_the_agent_and_recorded(
+    server_script: Path, tmp_path: Path
+) -> None:
+    """The server refuses add_observations on an entity it does not hold: the session goes on,
+    the next prompt shows the error, the session's record names it."""
+    settings = _settings(tmp_path, server_script)
+    view, _ = make_view(next(iter_questions(settings.dataset.path)).instance)
+
+    def observe_only(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
+        if "[observe]" not in str(messages[-1].content):
+            return AIMessage(content="")
+        contents = {"observations": [{"entityName": "nobody", "contents": ["x"]}]}
+        call = {"name": "add_observations", "args": contents, "id": "c1", "type": "tool_call"}
+        return AIMessage(content="", tool_calls=[call])
+
+    model = ScriptedChatModel(script=[ToolPolicy(observe_only)])
+
+    async def ingest() -> list[SessionRecord]:
+        system = open_system(settings)
+        checkpoints = Checkpoints(tmp_path / "checkpoints.sqlite")
+        try:
+            ingestor = ToolAgentIngestor(system, model, settings.ingest, checkpoints, RetryPolicy())
+            return await ingestor.ingest(QUESTION_ID, view, "lme-" + "e" * 40)
+        finally:
+            checkpoints.close()
+            await system.close()
+
+    records = asyncio.run(ingest())
+    assert [r.status for r in records] == ["ok", "ok"]
+    assert records[0].tool_calls == {"add_observations": 4}
+    assert records[0].error is not None
+    assert records[0].error.startswith("add_observations: ") and "nobody" in records[0].error
+    second = str(model.calls[1].messages[-1].content)
+    assert "Your tool calls so far in this session: add_observations error" in second
+    assert "Results of your last tool calls:\n- add_observations: error: " in second
+    assert _store(settings, "lme-" + "e" * 40) == {}
