@@ -7,14 +7,15 @@ context-only:  summarise (1 call: the prior context and the whole session once) 
 
 The graph's step cap (recursion limit) and a per-turn tool-call cap bound a misbehaving model;
 hitting the step cap is recorded, not raised. The writes the model asked for stay buffered in
-`SessionWrites`; the caller stores them when the session ends.
+`SessionWrites`; the caller stores them when the session ends. tool_session.py runs the agentic
+graph with a memory system's own tools instead (`run_graph`).
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
@@ -34,11 +35,40 @@ from lme_bench.dataset.views import SessionView
 from lme_bench.providers.calls import CountedModel
 
 
-class _State(TypedDict):
+class SessionState(TypedDict):
     turn: int
     turns: int
     window: list[tuple[str, str]]
     context: str | None
+
+
+class SessionSteps(Protocol):
+    """The agentic graph's steps: one per observed message, then one at session end."""
+
+    async def observe(self, state: SessionState) -> dict[str, Any]: ...
+
+    async def close(self, state: SessionState) -> dict[str, Any]: ...
+
+
+def start_state(turns: int, context: str | None) -> SessionState:
+    return {"turn": 0, "turns": turns, "window": [], "context": context}
+
+
+def next_window(
+    window: list[tuple[str, str]], role: str, content: str, keep: int
+) -> list[tuple[str, str]]:
+    """The recent messages shown with the next turn (the last `keep`)."""
+    return [*window, (role, content)][-keep:] if keep else []
+
+
+async def run_graph(agent: SessionSteps, mode: str, state: SessionState, limit: int) -> str | None:
+    """Run the mode's graph on `agent`'s steps; the reason when it stopped at the step cap."""
+    config: RunnableConfig = {"recursion_limit": limit, "configurable": {"agent": agent}}
+    try:
+        await _graph(mode).ainvoke(state, config=config)
+    except GraphRecursionError:
+        return f"agent stopped at {limit} steps"
+    return None
 
 
 @dataclass
@@ -79,7 +109,7 @@ class SessionAgent:
         )
         return self.writes.context
 
-    async def observe(self, state: _State) -> dict[str, Any]:
+    async def observe(self, state: SessionState) -> dict[str, Any]:
         check_stopping()  # a stopped run drops this session's buffered writes: it is redone
         index = state["turn"]
         turn = self.session.turns[index]
@@ -96,64 +126,55 @@ class SessionAgent:
         )
         observed = Observed(self.session.key, self.session.date, index, turn.role, turn.content)
         context = self._take(await self._call(text), observed)
-        window = [*state["window"], (turn.role, turn.content)]
-        keep = self.settings.window_messages
-        return {
-            "turn": index + 1,
-            "window": window[-keep:] if keep else [],
-            "context": context or state["context"],
-        }
+        window = next_window(
+            state["window"], turn.role, turn.content, self.settings.window_messages
+        )
+        return {"turn": index + 1, "window": window, "context": context or state["context"]}
 
-    async def close(self, state: _State) -> dict[str, Any]:
+    async def close(self, state: SessionState) -> dict[str, Any]:
         text = session_end_text(self.session.date, state["context"])
         return {"context": self._take(await self._call(text), None) or state["context"]}
 
-    async def summarise(self, state: _State) -> dict[str, Any]:
+    async def summarise(self, state: SessionState) -> dict[str, Any]:
         turns = [(t.role, t.content) for t in self.session.turns]
         text = context_only_text(self.session.date, state["context"], turns)
         return {"context": self._take(await self._call(text), None) or state["context"]}
 
     async def run(self) -> SessionRun:
-        state: _State = {
-            "turn": 0,
-            "turns": len(self.session.turns),
-            "window": [],
-            "context": self.start_context,
-        }
+        state = start_state(len(self.session.turns), self.start_context)
         limit = self.settings.max_steps_per_session
-        config: RunnableConfig = {"recursion_limit": limit, "configurable": {"agent": self}}
-        try:
-            await _graph(self.settings.mode).ainvoke(state, config=config)
-        except GraphRecursionError:
-            return SessionRun(self.writes, "step-cap", f"agent stopped at {limit} steps")
+        stopped = await run_graph(self, self.settings.mode, state, limit)
+        if stopped is not None:
+            return SessionRun(self.writes, "step-cap", stopped)
         return SessionRun(self.writes)
 
 
-def _agent(config: RunnableConfig) -> SessionAgent:
-    agent: SessionAgent = config["configurable"]["agent"]
+def _agent(config: RunnableConfig) -> SessionSteps:
+    agent: SessionSteps = config["configurable"]["agent"]
     return agent
 
 
-async def _observe(state: _State, config: RunnableConfig) -> dict[str, Any]:
+async def _observe(state: SessionState, config: RunnableConfig) -> dict[str, Any]:
     return await _agent(config).observe(state)
 
 
-async def _close(state: _State, config: RunnableConfig) -> dict[str, Any]:
+async def _close(state: SessionState, config: RunnableConfig) -> dict[str, Any]:
     return await _agent(config).close(state)
 
 
-async def _summarise(state: _State, config: RunnableConfig) -> dict[str, Any]:
-    return await _agent(config).summarise(state)
+async def _summarise(state: SessionState, config: RunnableConfig) -> dict[str, Any]:
+    agent: SessionAgent = config["configurable"]["agent"]  # context-only: ours alone
+    return await agent.summarise(state)
 
 
-def _next_step(state: _State) -> str:
+def _next_step(state: SessionState) -> str:
     return "observe" if state["turn"] < state["turns"] else "close"
 
 
 @functools.cache  # compiling costs milliseconds, as much as the rest of a session's own work
 def _graph(mode: str) -> Any:
     """The graph of a mode; each run gets its session's agent in its config."""
-    graph = StateGraph(_State)
+    graph = StateGraph(SessionState)
     if mode == "context-only":
         graph.add_node("summarise", _summarise)
         graph.add_edge(START, "summarise")

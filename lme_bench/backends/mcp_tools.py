@@ -22,8 +22,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, ClassVar
+
+from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult
+from mcp.types import CallToolResult, TextContent
 
 from lme_bench.backends.mcp_session import McpSession, McpToolError, parse_text
 from lme_bench.backends.mcp_tools_params import (
@@ -148,6 +152,26 @@ class Item:
             session_key=self.session_key,
             turn_index=self.turn_index,
         )
+
+
+class _ThroughSession:
+    """Sends an agent's tool call through the backend's McpSession (text results)."""
+
+    def __init__(self, session: McpSession) -> None:
+        self.session = session
+
+    async def __call__(
+        self,
+        request: MCPToolCallRequest,
+        handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]],
+    ) -> MCPToolCallResult:
+        try:
+            text = await self.session.call(request.name, request.args)
+        except McpToolError as error:
+            return CallToolResult(
+                content=[TextContent(type="text", text=error.message)], isError=True
+            )
+        return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
 class McpToolsSystem:
@@ -276,7 +300,10 @@ class McpToolsSystem:
         self._ledger(memory_id).unlink(missing_ok=True)
 
     async def agent_tools(self, memory_id: str) -> list[Any]:
-        """The memory server's own tools as LangChain tools, for an LLM memory agent."""
+        """The memory server's own tools as LangChain tools, for an LLM memory agent. Their
+        calls go through the memory's session as the backend's own do (timeout_s; a lost
+        server raises MemoryConnectionError); a tool's error is the call's result, marked as
+        an error, for the agent to read."""
         if Capability.AGENT_TOOLS not in offered(self.params):
             raise NotImplementedError(
                 f"{self.name}: under memory_scoping {self.params.memory_scoping!r} an agent's"
@@ -284,8 +311,12 @@ class McpToolsSystem:
             )
         from langchain_mcp_adapters.tools import load_mcp_tools
 
-        session = await self._session(memory_id).open("agent tools")
-        tools = await load_mcp_tools(session, server_name="memory")
+        session = self._session(memory_id)
+        tools = await load_mcp_tools(
+            await session.open("agent tools"),
+            server_name="memory",
+            tool_interceptors=[_ThroughSession(session)],
+        )
         allowed = self.params.agent_tools
         return [tool for tool in tools if allowed is None or tool.name in allowed]
 

@@ -17,7 +17,10 @@ Beyond these calls, a backend declares what else it offers in `capabilities`:
 - ENTRIES: the backend has `entry_memory` (lme_bench.backends.entry_memory.EntryMemory), the
   entries-and-context surface the memory agent writes to in the `agentic` and `context-only`
   ingestion modes. Without it only `raw` ingestion applies: sessions go in as they are and the
-  system does its own extraction.
+  system does its own extraction;
+- AGENT_TOOLS: `async agent_tools(memory_id) -> list` gives the system's own tools for one
+  memory as LangChain tools; without ENTRIES, `agentic` ingestion has the memory agent write
+  with them (lme_bench/ingest/agent_tools.py).
 """
 
 from __future__ import annotations

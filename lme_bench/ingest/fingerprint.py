@@ -10,7 +10,8 @@ import json
 from importlib import resources
 from typing import Any
 
-from lme_bench.backends.registry import backend_source_digest
+from lme_bench.backends.protocol import Capability
+from lme_bench.backends.registry import backend_class, backend_source_digest
 from lme_bench.config.settings import Settings
 
 
@@ -78,7 +79,22 @@ def ingest_fingerprint(settings: Settings) -> str:
         parts |= {
             "ingest": ingest.model_dump(mode="json"),
             "agent": model_settings(settings, settings.models.agent),
-            "prompts": _folder_digest("lme_bench.agent", "prompts", "v1"),
-            "memory_prompts": _folder_digest("lme_bench.reference_memory", "prompts", "chat", "v1"),
         }
+        if writes_with_own_tools(settings):
+            parts["prompts"] = _folder_digest("lme_bench.agent", "prompts", "tools", "v1")
+        else:
+            parts |= {
+                "prompts": _folder_digest("lme_bench.agent", "prompts", "v1"),
+                "memory_prompts": _folder_digest(
+                    "lme_bench.reference_memory", "prompts", "chat", "v1"
+                ),
+            }
     return digest(parts)
+
+
+def writes_with_own_tools(settings: Settings) -> bool:
+    """Whether the memory agent writes with the memory system's own tools (agentic mode on a
+    system without an entry surface: lme_bench/ingest/agent_tools.py)."""
+    if settings.ingest.mode != "agentic":
+        return False
+    return Capability.ENTRIES not in backend_class(settings.memory.backend).capabilities

@@ -1,5 +1,6 @@
 """Ingest one question: its memory (vault per host, an opaque title: memory/titles.py), then
-every session in date order, raw or through the memory agent."""
+every session in date order, raw or through the memory agent (with our entry tools, or with the
+memory system's own tools when it has no entry surface: ingest/agent_tools.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
 from lme_bench.ingest.agent import AgentIngestor
+from lme_bench.ingest.agent_tools import ToolAgentIngestor
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
 from lme_bench.ingest.raw import ingest_raw
@@ -77,13 +79,19 @@ def check_run_models(settings: Settings) -> None:
 
             raise ProviderConfigError("[judge] second_model: " + "; ".join(found))
     if "ingest" in settings.stages and settings.ingest.mode != "raw":
-        if Capability.ENTRIES not in backend_class(settings.memory.backend).capabilities:
+        capabilities = backend_class(settings.memory.backend).capabilities
+        if Capability.ENTRIES not in capabilities and not (
+            settings.ingest.mode == "agentic" and Capability.AGENT_TOOLS in capabilities
+        ):
             from lme_bench.config.settings import ConfigError
 
+            needs = "a memory with entries and a context document"
+            if settings.ingest.mode == "agentic":
+                needs += ", or a memory system that gives an agent tools of its own"
             raise ConfigError(
-                f"[ingest] mode = '{settings.ingest.mode}' needs a memory with entries and a"
-                f" context document; [memory] backend = '{settings.memory.backend}' takes"
-                " sessions as they are: use mode = 'raw' (the system extracts on its own)"
+                f"[ingest] mode = '{settings.ingest.mode}' needs {needs}; [memory] backend ="
+                f" '{settings.memory.backend}'"
+                " takes sessions as they are: use mode = 'raw' (the system extracts on its own)"
             )
         if not settings.models.agent:
             from lme_bench.providers.errors import ProviderConfigError
@@ -187,6 +195,13 @@ async def ingest_question(
             ingestion_id = checkpoints.ingestion_id(memory_id)
         if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
             sessions = []
+        elif backend is None and settings.ingest.mode == "agentic":  # the system's own tools
+            model, policy, spec = model_for("agent", settings)
+            limiter = provider_limiter(settings, spec.provider)
+            tool_ingestor = ToolAgentIngestor(
+                system, model, settings.ingest, checkpoints, policy, limiter=limiter
+            )
+            sessions = await tool_ingestor.ingest(ref.question_id, view, memory_id)
         elif backend is None:
             sessions = await ingest_sessions(ref.question_id, view, system, memory_id, checkpoints)
         elif settings.ingest.mode == "raw":

@@ -1,9 +1,10 @@
 """A scripted fake chat model shipped in the package: replays replies, records what it was sent.
 
-Replies come from a script (AIMessages, strings, or functions of the messages), so tests can
-make it emit tool calls. It can simulate latency, throttling and transient faults (a timeout,
-a dropped connection, a server error), and it counts tokens roughly
-(whitespace words) so accounting works without a tokenizer. Every call is counted in
+Replies come from a script (AIMessages, strings, functions of the messages, or `ToolPolicy`
+functions of the messages and the tools bound to the call), so tests can make it emit tool
+calls. It can simulate latency, throttling and transient faults (a timeout, a dropped
+connection, a server error), and it counts tokens roughly (whitespace words) so accounting
+works without a tokenizer. Every call is counted in
 `fake_stats.FAKE_CALLS` (calls in flight, the peak, the total).
 """
 
@@ -35,6 +36,17 @@ class RecordedCall:
     messages: list[BaseMessage]
     tools: list[str]
     kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """A reply that also reads the tools bound to the call (their OpenAI-format specs).
+    Called with the messages alone, it replies as with no tools bound."""
+
+    reply: Callable[[list[BaseMessage], list[dict[str, Any]]], AIMessage]
+
+    def __call__(self, messages: list[BaseMessage]) -> AIMessage:
+        return self.reply(messages, [])
 
 
 def _words(text: Any) -> int:
@@ -92,10 +104,13 @@ class ScriptedChatModel(BaseChatModel):
             if self.fault_every and self._attempts % self.fault_every == 0:
                 raise ProviderUnavailable(f"fake model: {self.fault_cause}", self.fault_cause)
             index = min(len(self._calls), len(self.script) - 1)
-            tools = [t["function"]["name"] for t in kwargs.get("tools") or []]
+            specs: list[dict[str, Any]] = list(kwargs.get("tools") or [])
+            tools = [t["function"]["name"] for t in specs]
             self._calls.append(RecordedCall(list(messages), tools, dict(kwargs)))
         reply = self.script[index]
-        if callable(reply):
+        if isinstance(reply, ToolPolicy):
+            reply = reply.reply(messages, specs)
+        elif callable(reply):
             reply = reply(messages)
         message = reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply))
         usage = {

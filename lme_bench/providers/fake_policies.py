@@ -3,6 +3,8 @@
 fake:echo         replies with the last message's text
 fake:note-taker   a rule-based memory agent: add_entry for each observed user message,
                   put_context when one is due and at session end (keeps runs key-free)
+fake:kg-note-taker  a rule-based memory agent for a knowledge-graph server's own tools: an
+                  entity per session holding its user messages (providers/fake_kg.py)
 fake:dont-know    answers every question with "I don't know." (a QA floor)
 fake:quote-memory answers with the first remembered entry it is shown (a QA stand-in)
 fake:match-judge  says yes when the response contains the gold answer (a judge stand-in)
@@ -27,6 +29,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from lme_bench.metrics.answer_text import normalize
 from lme_bench.providers.fake import echo_last_message
 from lme_bench.providers.fake_graphiti import graphiti_extractor
+from lme_bench.providers.fake_kg import KG_NOTE_TAKER
 from lme_bench.providers.fake_langmem import langmem_extractor
 from lme_bench.providers.fake_mem0 import mem0_extractor
 
@@ -138,6 +141,7 @@ def yes(messages: list[BaseMessage]) -> AIMessage:
 POLICIES: dict[str, Callable[[list[BaseMessage]], AIMessage]] = {
     "echo": echo_last_message,
     "note-taker": note_taker,
+    "kg-note-taker": KG_NOTE_TAKER,
     "dont-know": dont_know,
     "quote-memory": quote_memory,
     "match-judge": match_judge,

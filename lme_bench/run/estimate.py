@@ -1,14 +1,15 @@
 """What a run will cost before it runs: model calls, tokens, money and wall time per stage.
 
 Nothing is called. Calls follow from the pipeline's shape (agentic ingestion: one call per
-message and one at each session's end; context-only: one per session; answering: 1 to 3 per
-question by strategy; judging: one per judge and repeat). Input sizes are the real prompts the
-stages would send, built with the same text builders from each question's own turns, where what
-cannot be known before the run (the agent's context document, the hypothesis) is a stated
-stand-in size. Tokens: the fake models' count (whitespace words) for fake models, else one
-token per 4 characters (no tokenizer is fetched at run time). Wall time: calls times latency over
-the calls in flight the limits allow, never less than the longest question's calls in a row;
-the stages are summed, an upper bound, as they overlap in a run.
+message and one at each session's end, with our tools or the memory system's own;
+context-only: one per session; answering: 1 to 3 per question by strategy; judging: one per
+judge and repeat). Input sizes are the real prompts the stages would send, built with the same
+text builders from each question's own turns, where what cannot be known before the run (the
+agent's context document, the hypothesis) is a stated stand-in size. Tokens: the fake models'
+count (whitespace words) for fake models, else one token per 4 characters (no tokenizer is
+fetched at run time). Wall time: calls times latency over the calls in flight the limits allow,
+never less than the longest question's calls in a row; the stages are summed, an upper bound,
+as they overlap in a run.
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ from lme_bench.agent.prompts import (
     observe_text,
     session_end_text,
 )
+from lme_bench.agent.tool_prompts import tool_observe_text, tool_prompts, tool_session_end_text
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.models import Instance
+from lme_bench.dataset.views import session_key
+from lme_bench.ingest.fingerprint import writes_with_own_tools
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.providers.factory import parse_model
 from lme_bench.qa.reader import load_qa_prompts
@@ -86,7 +90,34 @@ def _add(stage: StageEstimate, calls: Iterable[Call], fake: bool) -> None:
     stage.longest_question_calls = max(stage.longest_question_calls, count)
 
 
+def _own_tools_calls(instance: Instance, settings: Settings, system: str) -> Iterable[Call]:
+    """Agentic ingestion with the memory system's own tools: as many calls as with ours (no
+    context document; the calls so far and their results are left out of the prompts)."""
+    window_size = settings.ingest.window_messages
+    for rank, position in enumerate(instance.session_order()):
+        turns = [(t.role, t.content) for t in instance.haystack_sessions[position]]
+        date, key = instance.haystack_dates[position], session_key(rank)
+        for index, (role, content) in enumerate(turns):
+            window = turns[max(0, index - window_size) : index] if window_size else []
+            text = tool_observe_text(
+                session_key=key,
+                session_date=date,
+                turn_number=index + 1,
+                turns=len(turns),
+                role=role,
+                content=content,
+                window=window,
+                history=[],
+                results=[],
+            )
+            yield system + text, "observe"
+        yield system + tool_session_end_text(key, date, [], []), "observe"
+
+
 def _ingest_calls(instance: Instance, settings: Settings, system: str) -> Iterable[Call]:
+    if writes_with_own_tools(settings):
+        yield from _own_tools_calls(instance, settings, system)
+        return
     context = _stand_in(CONTEXT_CHARS)
     ingest = settings.ingest
     for position in instance.session_order():
@@ -174,7 +205,10 @@ def estimate_run(
     if "ingest" in settings.stages and settings.ingest.mode != "raw" and settings.models.agent:
         label, fake = _counter(settings.models.agent, settings)
         plan.append(("ingest", StageEstimate("ingest", label), fake))
-        system = build_prompts(default_prompts("chat"), settings.ingest.mode).system
+        if writes_with_own_tools(settings):
+            system = tool_prompts().system
+        else:
+            system = build_prompts(default_prompts("chat"), settings.ingest.mode).system
     if "answer" in settings.stages and settings.models.qa:
         label, fake = _counter(settings.models.qa, settings)
         plan.append(("answer", StageEstimate("answer", label), fake))

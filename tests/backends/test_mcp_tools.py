@@ -1,14 +1,14 @@
 """The mcp-tools backend against the reference knowledge-graph server
-(@modelcontextprotocol/server-memory, pinned) started over stdio behind a recorder of every
-byte sent to it: isolation, dates, depth, idempotent re-ingestion, provenance, delete, usage,
-agent tools, and that nothing but what the protocol gave reaches the server or its store; then
-a second server with tools of its own over streamable HTTP (tests/backends/notes_http_server.py)."""
+(@modelcontextprotocol/server-memory, pinned; tests/backends/conftest.py installs it) started over
+stdio behind a recorder of every byte sent to it: isolation, dates, depth, idempotent
+re-ingestion, provenance, delete, usage, agent tools, and that nothing but what the protocol gave
+reaches the server or its store; then a second server with tools of its own over streamable HTTP
+(tests/backends/notes_http_server.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -32,12 +32,6 @@ pytestmark = pytest.mark.slow  # starts servers (node, and a Python one over HTT
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "mcp-knowledge-graph.toml"
-PACKAGE = "@modelcontextprotocol/server-memory"
-PINNED = tomllib.loads(CONFIG.read_text())["memory"]["params"]["args"][-1]
-VERSION = PINNED.removeprefix(f"{PACKAGE}@")  # the version configs/mcp-knowledge-graph.toml pins
-NPM_CACHE = Path(
-    os.environ.get("LME_BENCH_NPM_CACHE", Path.home() / ".cache" / "lme-bench" / "npm")
-)
 QUESTION_DATE = "2023/06/10 (Sat) 12:00"
 TITLE_A = "lme-" + "a" * 40
 TITLE_B = "lme-" + "b" * 40
@@ -84,30 +78,8 @@ SESSIONS_B = (
 TEA_TURNS_A = [("s000", 1), ("s000", 3), ("s001", 0), ("s001", 1), ("s001", 2), ("s002", 0)]
 
 
-@pytest.fixture(scope="module")
-def server_script() -> Path:
-    """The pinned server, installed once into a cache folder."""
-    folder = NPM_CACHE / f"server-memory-{VERSION}"
-    script = folder / "node_modules" / PACKAGE / "dist" / "index.js"
-    if not script.exists():
-        npm, node = shutil.which("npm"), shutil.which("node")
-        if npm is None or node is None:
-            pytest.skip("node and npm are needed to run @modelcontextprotocol/server-memory")
-        try:
-            done = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(folder),
-                 f"{PACKAGE}@{VERSION}"],
-                capture_output=True, text=True, timeout=300, check=False,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired:
-            pytest.skip(f"npm could not install {PACKAGE}@{VERSION} within 300 s")
-        if done.returncode != 0 or not script.exists():
-            pytest.skip(f"npm could not install {PACKAGE}@{VERSION}: {done.stderr[-500:]}")
-    return script
-
-
-def shipped_params() -> dict[str, Any]:
-    params: dict[str, Any] = tomllib.loads(CONFIG.read_text())["memory"]["params"]
+def shipped_params(config: Path = CONFIG) -> dict[str, Any]:
+    params: dict[str, Any] = tomllib.loads(config.read_text())["memory"]["params"]
     return params
 
 
