@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+pytest.importorskip("langmem", reason="needs the langgraph extra (make install-all)")
+
 from lme_bench.backends.langgraph_store import LangGraphSystem, LangMemSystem
 from lme_bench.backends.langgraph_stores import DATABASE_NAME
 from lme_bench.backends.protocol import Capability, Hit, MemorySystem, Session, Turn
