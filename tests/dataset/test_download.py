@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from huggingface_hub import constants as hub_constants
 from lme_bench_flows.command import main
 
 from lme_bench.dataset.download import REPO_ID, DownloadError, download
@@ -79,6 +80,10 @@ def fake_hub(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    # huggingface_hub reads HF_HUB_OFFLINE once, on import: a test that loaded a model earlier in
+    # this process (offline, as every model load is) left it set. `lme-bench dataset download`
+    # runs in a process of its own, where it is read from the environment above.
+    monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", False)
     try:
         yield hub
     finally:
