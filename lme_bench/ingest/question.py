@@ -1,4 +1,4 @@
-"""Ingest one question: its memory (vault per host, an opaque title: memory/titles.py), then
+"""Ingest one question: its memory (vault per host, an opaque title: ingest/titles.py), then
 every session in date order, raw or through the memory agent (with our entry tools, or with the
 memory system's own tools when it has no entry surface: ingest/agent_tools.py)."""
 
