@@ -3,7 +3,8 @@
 Two memory systems are compared fairly only at equal budgets: the same ranking depth asked
 for, the same hits per QA search and the same reader budget. Each run's recorded settings
 (config.json) give what was asked for; its retrieval table gives the depth each system
-actually returned. Differences are flagged at the top of the comparison.
+actually returned and how its hits were mapped to the haystack (exact figures are not
+comparable with attributed ones). Differences are flagged at the top of the comparison.
 """
 
 from __future__ import annotations
@@ -35,17 +36,25 @@ def run_budget(run_dir: Path) -> dict[str, Any]:
         if value is not None:
             budget[label] = value
     table = run_dir / "retrieval.parquet"
-    if table.is_file() and "depth" in pq.read_schema(table).names:
+    names = pq.read_schema(table).names if table.is_file() else []
+    if "depth" in names:
         depths = [d for d in pq.read_table(table, columns=["depth"])["depth"].to_pylist() if d]
         if depths:
             budget["mean depth returned"] = round(sum(depths) / len(depths), 1)
+    if "provenance" in names:
+        rows = pq.read_table(table, columns=["granularity", "provenance"]).to_pylist()
+        for granularity in ("session", "turn"):
+            found = sorted({r["provenance"] for r in rows if r["granularity"] == granularity})
+            if found:
+                budget[f"{granularity} provenance"] = " and ".join(found)
     return budget
 
 
 def unequal_budgets(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     """One line per budget the runs do not share (what both recorded)."""
     lines = []
-    for label in [label for _, _, label in ASKED] + ["mean depth returned"]:
+    shown = [label for _, _, label in ASKED]
+    for label in [*shown, "mean depth returned", "session provenance", "turn provenance"]:
         if label in a and label in b and a[label] != b[label]:
             lines.append(f"{label}: {a[label]} (A) vs {b[label]} (B)")
     return lines

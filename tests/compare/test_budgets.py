@@ -19,7 +19,13 @@ def _run(folder: Path, backend: str, top_ke: int, depths: list[int]) -> Path:
         "qa": {"strategy": "single", "top_ke": top_ke, "top_kc": 3, "max_context_chars": 40000},
     }
     (folder / "config.json").write_text(json.dumps({"request": {}, "settings": settings}))
-    pq.write_table(pa.table({"depth": depths}), folder / "retrieval.parquet")
+    provenance = "exact" if backend == "embedded" else "attributed"
+    table = {
+        "granularity": ["session", "turn"],
+        "provenance": ["exact", provenance],
+        "depth": depths,
+    }
+    pq.write_table(pa.table(table), folder / "retrieval.parquet")
     return folder
 
 
@@ -30,6 +36,7 @@ def test_budgets_that_differ_are_named_and_shared_ones_are_not(tmp_path: Path) -
     assert unequal_budgets(a, b) == [
         "entries per QA search: 10 (A) vs 25 (B)",
         "mean depth returned: 50.0 (A) vs 10.0 (B)",
+        "turn provenance: exact (A) vs attributed (B)",
     ]
-    same = run_budget(_run(tmp_path / "c", "mem0", 10, [50, 50]))
+    same = run_budget(_run(tmp_path / "c", "embedded", 10, [50, 50]))
     assert unequal_budgets(a, same) == []
