@@ -9,7 +9,8 @@ and checks the dataset. Once Prefect is imported and its settings say the run ne
 server, the child becomes Prefect's own (its one temporary server per process, which Prefect
 and flows/stopping.py stop at the end); otherwise, or if the child did not come up, it is
 stopped and Prefect does as it would have. Its start line is held back until the data are
-known to be good, so bad input still ends in one error line.
+known to be good, so bad input still ends in one error line. It runs without the event
+persister, triggers and actions (a temporary server has no event feed or automations to serve).
 """
 
 from __future__ import annotations
@@ -70,11 +71,22 @@ class EarlyServer:
         app_dir = Path(next(iter(spec.submodule_search_locations))).parent
         # As Prefect starts it (SubprocessASGIServer._run_uvicorn_command); the child reads the
         # same settings sources (environment, profile, files) as this process.
-        env = os.environ | {
-            "PREFECT_UI_ENABLED": "0",
-            "PREFECT__SERVER_EPHEMERAL": "1",
-            "PREFECT__SERVER_FINAL": "1",
-        }
+        env = (
+            {
+                # Services that serve a lasting server: the event feed, automations and their
+                # actions (a sixth of the server's CPU in an S x 500 run; flow runs, task runs,
+                # logs and artifacts are recorded as before). The environment may turn them on.
+                "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED": "false",
+                "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
+                "PREFECT_SERVER_SERVICES_ACTIONS_ENABLED": "false",
+            }
+            | os.environ
+            | {
+                "PREFECT_UI_ENABLED": "0",
+                "PREFECT__SERVER_EPHEMERAL": "1",
+                "PREFECT__SERVER_FINAL": "1",
+            }
+        )
         command = [sys.executable, "-m", "uvicorn", "--app-dir", str(app_dir), "--factory"]
         command += ["prefect.server.api.server:create_app", "--host", "127.0.0.1"]
         command += ["--port", str(self.port), "--log-level", "error", "--lifespan", "on"]
