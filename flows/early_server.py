@@ -77,8 +77,7 @@ class EarlyServer:
                 # actions (a sixth of the server's CPU in an S x 500 run; flow runs, task runs,
                 # logs and artifacts are recorded as before). The environment may turn them on.
                 "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED": "false",
-                "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
-                "PREFECT_SERVER_SERVICES_ACTIONS_ENABLED": "false",
+                "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",  # and actions
             }
             | os.environ
             | {
