@@ -137,34 +137,32 @@ def our_scores(run_dir: Path, level: str) -> Scores:
     }
 
 
-def compare(name: str, ours: Scores, official: Scores, kept: set[str]) -> None:
-    questions = sorted(kept & ours.keys() & official.keys())
+def compare(name: str, lme: Scores, official: Scores, kept: set[str]) -> None:
+    questions = sorted(kept & lme.keys() & official.keys())
     n = len(questions)
     print(
-        f"\n{name}: {n} questions (missing: ours {len(kept - ours.keys())},"
+        f"\n{name}: {n} questions (missing: lme-bench {len(kept - lme.keys())},"
         f" official {len(kept - official.keys())})"
     )
     print(
-        "| k | " + " | ".join(f"{m} ours / official" for m in METRICS) + " | recall_any agree"
-        " | ours only | official only |"
+        "| k | " + " | ".join(f"{m} lme-bench / official" for m in METRICS) + " | recall_any agree"
+        " | lme-bench only | official only |"
     )
     print("|---:|" + "---:|" * (len(METRICS) + 3))
     for k in K_VALUES:
         cells = []
         for metric in METRICS:
             key = f"{metric}@{k}"
-            mine = sum(ours[q][key] for q in questions) / n
+            mine = sum(lme[q][key] for q in questions) / n
             theirs = sum(official[q][key] for q in questions) / n
             cells.append(f"{mine:.3f} / {theirs:.3f}")
         key = f"recall_any@{k}"
-        hits = [(ours[q][key] > 0, official[q][key] > 0) for q in questions]
+        hits = [(lme[q][key] > 0, official[q][key] > 0) for q in questions]
         agree = sum(a == b for a, b in hits)
-        only_ours = sum(a and not b for a, b in hits)
+        only_lme = sum(a and not b for a, b in hits)
         only_official = sum(b and not a for a, b in hits)
         print(
-            f"| {k} | "
-            + " | ".join(cells)
-            + f" | {agree / n:.1%} | {only_ours} | {only_official} |"
+            f"| {k} | " + " | ".join(cells) + f" | {agree / n:.1%} | {only_lme} | {only_official} |"
         )
 
 
@@ -225,7 +223,7 @@ def main() -> int:
 
     results = work / "lme-bench"
     shutil.rmtree(results, ignore_errors=True)
-    ours_env = os.environ | {"PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    lme_env = os.environ | {"PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
     command = [
         *_lme_bench_command(),
         "run",
@@ -237,7 +235,7 @@ def main() -> int:
         "--run-id",
         "side-by-side",
     ]
-    mine = measure(command, ROOT, ours_env, work / "lme-bench.log")
+    mine = measure(command, ROOT, lme_env, work / "lme-bench.log")
     show(f"`lme-bench run {args.config.name}` (both granularities)", mine)
     for level, theirs in timed.items():
         print(f"ratio to the official {level} run: {mine.seconds / theirs.seconds:.2f}x")
