@@ -52,6 +52,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/retrieval_scale.py --scale s --questions 500
 	$(BIN)/python benchmarks/retrieval_scale.py --scale s --questions 500 --flow
 	$(BIN)/python benchmarks/retrieval_scale.py --scale m --questions 2
+	$(BIN)/python benchmarks/sqlite_limits.py
+	$(BIN)/python benchmarks/official_side_by_side.py  # skips without LONGMEMEVAL_REPO
 	$(BIN)/python benchmarks/agent_ingestion.py --questions 5
 	$(BIN)/python benchmarks/prefect_flow.py --questions 500 --latency 0.2 --concurrency 16
 

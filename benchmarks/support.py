@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -20,6 +21,15 @@ if str(ROOT) not in sys.path:
 READY_S = 60.0
 # openai 1.35 (the checkout's pin) passes `proxies` to httpx, which httpx 0.28 no longer takes.
 OFFICIAL_EXTRA = ("httpx<0.28",)
+# What src/retrieval/run_retrieval.py imports beyond requirements-lite.txt, for any retriever
+# (flat-bm25 uses rank-bm25 alone, pinned as in requirements-full.txt; the CPU build of torch).
+OFFICIAL_RETRIEVAL_EXTRA = (
+    "torch==2.13.0",
+    "rank-bm25==0.2.2",
+    "sentence-transformers",
+    "transformers",
+    "scikit-learn",
+)
 
 
 def free_port() -> int:
@@ -59,14 +69,19 @@ def official_checkout() -> Path | None:
     return Path(repo).resolve()
 
 
-def official_python(repo: Path) -> Path:
-    """The python of a venv with the checkout's own pinned requirements."""
+def official_python(repo: Path, extra: tuple[str, ...] = ()) -> Path:
+    """The python of a venv with the checkout's own pinned requirements (and `extra`)."""
     requirements = repo / "requirements-lite.txt"
-    digest = hashlib.sha256(requirements.read_bytes() + repr(OFFICIAL_EXTRA).encode()).hexdigest()
+    wanted = (*OFFICIAL_EXTRA, *extra)
+    digest = hashlib.sha256(requirements.read_bytes() + repr(wanted).encode()).hexdigest()
     venv = Path.home() / ".cache" / "lme-bench" / f"official-venv-{digest[:12]}"
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         pip = [str(python), "-m", "pip", "install", "-q", "-r", str(requirements)]
-        subprocess.run([*pip, *OFFICIAL_EXTRA], check=True)
+        try:
+            subprocess.run([*pip, *wanted], check=True)
+        except BaseException:
+            shutil.rmtree(venv, ignore_errors=True)  # made again next time, not half-made
+            raise
     return python

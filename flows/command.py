@@ -12,9 +12,12 @@ from lme_bench import cli
 
 
 def load_flow() -> cli.Flow:
+    from lme_bench_flows import early_server
+
+    server = early_server.start()  # before Prefect is imported: it comes up meanwhile
     from lme_bench_flows.longmemeval import RunFailures, run_longmemeval
 
-    return cli.Flow(run=run_longmemeval, failures=RunFailures)
+    return cli.Flow(run=run_longmemeval, failures=RunFailures, warm_up=server.warm_up)
 
 
 def main(argv: list[str] | None = None) -> int:

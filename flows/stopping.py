@@ -19,8 +19,6 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
-from prefect.server.api.server import SubprocessASGIServer
-
 CHILD_GRACE_S = 5.0
 
 
@@ -39,7 +37,11 @@ def _children() -> list[int]:
 
 
 def _stop_children() -> None:
-    for server in list(SubprocessASGIServer._instances.values()):
+    # Prefect's temporary servers, if its server module is loaded (importing it here would
+    # cost every run a second of start-up: flows/early_server.py)
+    servers = sys.modules.get("prefect.server.api.server")
+    instances = getattr(getattr(servers, "SubprocessASGIServer", None), "_instances", {})
+    for server in list(instances.values()):
         with contextlib.suppress(Exception):
             server.stop()
     pending = _children()

@@ -289,6 +289,9 @@ class Flow:
 
     run: Callable[[Any], dict[str, Any]]
     failures: type[Exception]
+    # Starts, given the request, what the run needs in the background while the dataset is
+    # checked (the temporary Prefect server); returns ready(ok): wait for it, or stop it.
+    warm_up: Callable[[Any], Callable[[bool], None]] = lambda request: lambda ok: None
 
 
 FlowLoader = Callable[[], Flow]
@@ -308,8 +311,6 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
     settings = request.settings()
     plan = plan_run(settings)
     check_settings(plan.run_dir, settings, request.failed_only)  # before any work
-    if not request.failed_only:  # fail fast on bad input
-        prepare_questions(plan, request.questions, request.limit)
     request = request.model_copy(update={"run_id": plan.run_id})
 
     # Offline by design: no telemetry from the temporary Prefect server, and none of the
@@ -318,6 +319,14 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
     if not os.environ.get("PREFECT_API_URL"):
         os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
     flow = flows()  # the flow lives outside the core package, which never imports Prefect
+    ready = flow.warm_up(request)  # the temporary server starts while the data are checked
+    try:
+        if not request.failed_only:  # fail fast on bad input
+            prepare_questions(plan, request.questions, request.limit)
+    except BaseException:
+        ready(False)
+        raise
+    ready(True)
     _quiet_tracebacks(ResultsWriteError, flow.failures)
     if not verbose:  # task runs' state lines; failures (warnings and errors) still show
         logging.getLogger("prefect.task_runs").setLevel(logging.WARNING)

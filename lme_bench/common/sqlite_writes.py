@@ -8,6 +8,7 @@ in SQLite's busy timeout.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sqlite3
 import threading
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 _locks: dict[str, threading.Lock] = {}
+_kept: dict[str, sqlite3.Connection] = {}
 _guard = threading.Lock()
 
 
@@ -24,6 +26,29 @@ def write_lock(path: Path | str) -> threading.Lock:
     key = os.path.realpath(path)
     with _guard:
         return _locks.setdefault(key, threading.Lock())
+
+
+def keep_open(path: Path | str) -> None:
+    """Hold one idle connection to the WAL file at `path` until the process exits. Closing the
+    last connection to a WAL file copies the whole log into the database and syncs it; every
+    task opens and closes its own connections, so without this each task paid for that (12 ms
+    a close on an S-scale store). Commits are as durable either way: the log is checkpointed
+    as it grows, and at exit."""
+    key = os.path.realpath(path)
+    with _guard:
+        if key not in _kept:
+            db = sqlite3.connect(key, check_same_thread=False)
+            db.execute("PRAGMA user_version").fetchone()  # a read opens the log: the file is held
+            _kept[key] = db
+            if len(_kept) == 1:
+                atexit.register(_close_kept)
+
+
+def _close_kept() -> None:
+    with _guard:
+        for db in _kept.values():
+            db.close()
+        _kept.clear()
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from lme_bench.backends.entry_types import NewEntry
-from lme_bench.common.sqlite_writes import write_lock
+from lme_bench.common.sqlite_writes import keep_open, write_lock
 from lme_bench.ingest.records import SessionRecord
 
 _SCHEMA = """
@@ -50,6 +50,7 @@ class Checkpoints:
         with self._lock, self._db() as db:
             db.execute("PRAGMA journal_mode = WAL")
             db.executescript(_SCHEMA)
+        keep_open(self.path)
 
     def close(self) -> None:
         with self._lock:
@@ -75,23 +76,38 @@ class Checkpoints:
         entries = [NewEntry(**e) for e in json.loads(row[2] or "[]")]
         return row[0], SessionRecord.from_json(json.loads(row[1])), entries, row[3]
 
+    def states(self, memory_id: str, mode: str) -> dict[str, tuple[str, SessionRecord]]:
+        """Every checkpointed session of the memory in `mode`, by session key: (state, record),
+        in one read (raw ingestion keeps no entries in its checkpoints)."""
+        with self._lock, self._db() as db:
+            rows = db.execute(
+                "SELECT session_key, state, record FROM sessions WHERE memory_id = ? AND mode = ?",
+                (memory_id, mode),
+            ).fetchall()
+        return {key: (state, SessionRecord.from_json(json.loads(rec))) for key, state, rec in rows}
+
     def save_pending(
         self, memory_id: str, record: SessionRecord, entries: list[NewEntry], context: str | None
     ) -> None:
         payload = json.dumps(
             [{"raw_entry": e.raw_entry, "summary": e.summary, "tags": e.tags} for e in entries]
         )
+        self._save_pending(memory_id, [(record, payload, context)])
+
+    def save_all_pending(self, memory_id: str, records: list[SessionRecord]) -> None:
+        """Save sessions as pending, with no entries or context, in one commit."""
+        self._save_pending(memory_id, [(record, "[]", None) for record in records])
+
+    def _save_pending(
+        self, memory_id: str, rows: list[tuple[SessionRecord, str, str | None]]
+    ) -> None:
         with self._lock, self._db() as db:
-            db.execute(
+            db.executemany(
                 "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, 'pending', ?, ?, ?)",
-                (
-                    memory_id,
-                    record.session_key,
-                    record.mode,
-                    payload,
-                    context,
-                    json.dumps(record.to_json()),
-                ),
+                [
+                    (memory_id, r.session_key, r.mode, payload, context, json.dumps(r.to_json()))
+                    for r, payload, context in rows
+                ],
             )
 
     def mark_done(self, memory_id: str, record: SessionRecord) -> None:

@@ -15,8 +15,6 @@ from lme_bench.common.limits import provider_limiter
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
-from lme_bench.ingest.agent import AgentIngestor
-from lme_bench.ingest.agent_tools import ToolAgentIngestor
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
 from lme_bench.ingest.raw import ingest_raw
@@ -196,6 +194,8 @@ async def ingest_question(
         if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
             sessions = []
         elif backend is None and settings.ingest.mode == "agentic":  # the system's own tools
+            from lme_bench.ingest.agent_tools import ToolAgentIngestor  # LangChain: when used
+
             model, policy, spec = model_for("agent", settings)
             limiter = provider_limiter(settings, spec.provider)
             tool_ingestor = ToolAgentIngestor(
@@ -211,6 +211,8 @@ async def ingest_question(
         else:
             model, policy, spec = model_for("agent", settings)
             limiter = provider_limiter(settings, spec.provider)
+            from lme_bench.ingest.agent import AgentIngestor  # LangChain: only when used
+
             ingestor = AgentIngestor(
                 backend, model, settings.ingest, checkpoints, policy, limiter=limiter
             )

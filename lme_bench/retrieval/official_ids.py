@@ -96,17 +96,23 @@ def official_rankings(
     each session id once, in order of first appearance."""
     turn_ids: dict[tuple[int, int], str] = {}
     session_ids: dict[str, None] = {}
+    session_id_at: dict[int, str] = {}  # by session position, made once
     for position, index in _positions(instance, hits, keys, expand):
         turns = instance.haystack_sessions[position]
-        if index >= len(turns):
+        if index >= len(turns) or (position, index) in turn_ids:
             continue
         sid = instance.haystack_session_ids[position]
         turn = turns[index]
         if turn.role != "user":
             continue  # the official corpus holds user turns only
-        turn_id = official_turn_id(sid, index + 1, turn.role, bool(turn.has_answer))
-        turn_ids.setdefault((position, index), turn_id)
-        session_ids.setdefault(official_session_id(sid, _user_turn_has_answer(instance, position)))
+        turn_ids[position, index] = official_turn_id(
+            sid, index + 1, turn.role, bool(turn.has_answer)
+        )
+        if position not in session_id_at:
+            session_id_at[position] = official_session_id(
+                sid, _user_turn_has_answer(instance, position)
+            )
+        session_ids.setdefault(session_id_at[position])
     return list(turn_ids.values()), list(session_ids)
 
 
