@@ -8,8 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
+from lme_bench_flows.command import main
 
-from lme_bench.cli import EXIT_BAD_INPUT, main
+from lme_bench.cli import EXIT_BAD_INPUT
 from tests.bad_inputs.cases import CASES, PLAIN_CONFIG, Case
 
 RUN_ID = "bad"
