@@ -14,9 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lme_bench.backends.entry_system import entry_summary
 from lme_bench.backends.entry_types import NewEntry
-
-SUMMARY_LIMIT = 512
 
 
 class add_entry(BaseModel):
@@ -90,8 +89,7 @@ class SessionWrites:
         if not summary:
             self.problems.append("add_entry without summary")
             return False
-        if len(summary) > SUMMARY_LIMIT:
-            summary = summary[: SUMMARY_LIMIT - 1] + "…"
+        summary = entry_summary(summary)
         tags = {
             "session_key": observed.session_key,
             "turn_index": str(observed.turn_index),

@@ -30,6 +30,11 @@ from lme_bench.reference_memory.embeddings import load_embedder
 SUMMARY_LIMIT = 512  # Mycelian's entry summary limit, in characters
 
 
+def entry_summary(text: str) -> str:
+    """`text` cut to Mycelian's summary limit, marked with an ellipsis when cut."""
+    return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…"
+
+
 def vault_title(settings: MemorySettings) -> str:
     """One vault per host (Mycelian titles: ≤ 50 chars, lowercase letters, digits and hyphens)."""
     if settings.vault:
@@ -67,9 +72,7 @@ def turn_entries(session: Session) -> list[NewEntry]:
     for turn in session.turns:
         if not turn.content.strip():
             continue
-        summary = turn.content
-        if len(summary) > SUMMARY_LIMIT:
-            summary = summary[: SUMMARY_LIMIT - 1] + "…"
+        summary = entry_summary(turn.content)
         tags = {
             "session_key": session.key,
             "turn_index": str(turn.index),

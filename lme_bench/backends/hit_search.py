@@ -42,12 +42,11 @@ def hit_entry(hit: Hit) -> EntryHit:
 
 
 class HitSearch:
-    """`system.search` as an EntrySearch; `depths` records how many hits each search returned."""
+    """`system.search` as an EntrySearch."""
 
     def __init__(self, system: MemorySystem, question_date: str) -> None:
         self.system = system
         self.question_date = question_date
-        self.depths: list[int] = []
 
     async def await_consistency(self, memory_id: str) -> None:
         await self.system.wait_until_ready(memory_id)
@@ -58,7 +57,6 @@ class HitSearch:
         hits = await self.system.search(
             memory_id, query, question_date=self.question_date, k=top_ke
         )
-        self.depths.append(len(hits))
         return SearchResult(
             entries=[hit_entry(hit) for hit in hits[:top_ke]],
             contexts=[],

@@ -22,7 +22,10 @@ def registered() -> dict[str, str]:
 
 def unknown_backend(name: str) -> str | None:
     """Why `name` names no backend, or None when it may (a 'module:Class' is checked on use)."""
-    if name in BUILT_IN or ":" in name or name in registered():
+    if name in BUILT_IN or ":" in name:
         return None
-    known = [*BUILT_IN, *registered()]
+    plugins = registered()
+    if name in plugins:
+        return None
+    known = [*BUILT_IN, *plugins]
     return f"unknown backend {name!r} (known: {', '.join(known)}, or 'module:Class')"

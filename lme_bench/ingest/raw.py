@@ -16,14 +16,15 @@ from __future__ import annotations
 import time
 
 from lme_bench.backends.entry_memory import EntryMemory
+from lme_bench.backends.entry_system import turn_entries
 from lme_bench.backends.entry_types import NewEntry
 from lme_bench.common.stop_signal import check_stopping
 from lme_bench.dataset.views import QuestionView, SessionView
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.held import TurnKey, held_turns, missing
 from lme_bench.ingest.records import SessionRecord
+from lme_bench.ingest.whole_sessions import protocol_session
 
-SUMMARY_LIMIT = 512  # Mycelian's entry summary limit, in characters
 MODE = "raw"
 # Sessions are written together until they hold this many entries: one checkpoint commit and
 # one store transaction per batch (a whole S question is one batch; an M question about three).
@@ -31,21 +32,8 @@ BATCH_ENTRIES = 2_000
 
 
 def session_entries(session: SessionView) -> list[NewEntry]:
-    entries = []
-    for index, turn in enumerate(session.turns):
-        if not turn.content.strip():
-            continue  # nothing to remember (and memory systems refuse an empty summary)
-        summary = turn.content
-        if len(summary) > SUMMARY_LIMIT:
-            summary = summary[: SUMMARY_LIMIT - 1] + "…"
-        tags = {
-            "session_key": session.key,
-            "turn_index": str(index),
-            "role": turn.role,
-            "session_date": session.date,
-        }
-        entries.append(NewEntry(raw_entry=turn.content, summary=summary, tags=tags))
-    return entries
+    """One entry per non-empty turn, tagged with the session key, turn index, role and date."""
+    return turn_entries(protocol_session(session))
 
 
 async def ingest_raw(
@@ -114,7 +102,7 @@ async def _write(
     check_stopping()
     started = time.perf_counter()
     checkpoints.save_all_pending(memory_id, [record for record, _ in batch])
-    entries = [entry for _, session_entries in batch for entry in session_entries]
+    entries = [entry for _, part in batch for entry in part]
     await backend.add_entries(vault_id, memory_id, entries)
     seconds = time.perf_counter() - started
     for record, sent in batch:
