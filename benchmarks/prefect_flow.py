@@ -62,11 +62,19 @@ judge = "slow:match-judge"
 
 [judge]
 fallback = false
+
+[cache]
+scope = "shared"  # a QA sweep under a new run id reuses the ingestion (step 3)
 """
 
 
 def _request(
-    config: Path, data: Path, results: Path, limit: int | None = None, **overrides: Any
+    config: Path,
+    data: Path,
+    results: Path,
+    limit: int | None = None,
+    run_id: str = "bench",
+    **overrides: Any,
 ) -> Any:
     from lme_bench.run.request import RunRequest
 
@@ -74,7 +82,7 @@ def _request(
         config=str(config),
         dataset=str(data),
         results_dir=str(results),
-        run_id="bench",
+        run_id=run_id,
         limit=limit,
         overrides=overrides,
     )
@@ -107,14 +115,14 @@ class BusySlots:
 
 
 def _run(
-    config: Path, data: Path, results: Path, limit: int | None = None, **overrides: Any
+    config: Path, data: Path, results: Path, run_id: str = "bench", **overrides: Any
 ) -> tuple[float, str]:
     from lme_bench_flows.longmemeval import longmemeval
 
-    request = _request(config, data, results, limit, **overrides)
+    request = _request(config, data, results, None, run_id, **overrides)
     started = time.perf_counter()
     longmemeval(request)
-    return time.perf_counter() - started, str(results / "bench")
+    return time.perf_counter() - started, str(results / run_id)
 
 
 def _task_runs(name_prefixes: tuple[str, ...], since: float, expected: int) -> list[Any]:
@@ -167,15 +175,16 @@ def _serial_answers(config: Path, data: Path, results: Path, questions: int) -> 
     tasks, and by calling the same core functions directly: Prefect's cost is the gap."""
     import asyncio
 
-    from lme_bench_flows.longmemeval import stage_tasks
+    from lme_bench_tasks.benchmark import per_question_tasks
     from prefect import flow
     from prefect.utilities.annotations import quote
 
-    from lme_bench.run import steps
+    from lme_bench.run import cache_keys, steps
 
     settings = _request(config, data, results, questions, **{"qa.top_ke": 8}).settings()
     _, refs = steps.prepare_questions(steps.plan_run(settings), None, questions)
-    located = asyncio.run(steps.locate_memories([r.question_id for r in refs], settings, "bench"))
+    scope = cache_keys.memory_scope(settings, "bench")
+    located = asyncio.run(steps.locate_memories([r.question_id for r in refs], settings, scope))
     outcomes = {
         q: steps.IngestOutcome(q, at.vault_id, at.memory_id, at.entries, 0.0)
         for q, at in located.items()
@@ -183,11 +192,11 @@ def _serial_answers(config: Path, data: Path, results: Path, questions: int) -> 
 
     @flow(name="serial-tasks")
     def through_tasks() -> float:
-        found = stage_tasks(settings)
+        found = per_question_tasks(settings)
         answer, judge = (found[s].with_options(refresh_cache=True) for s in ("answer", "judge"))
         started = time.perf_counter()
         for ref in refs:  # arguments quote()d, as the flow passes them
-            given = {"ref": quote(ref), "settings": quote(settings), "scope": "bench"}
+            given = {"ref": quote(ref), "settings": quote(settings), "scope": scope}
             outcome = quote(outcomes[ref.question_id])
             hypothesis = answer.submit(outcome=outcome, **given).result()
             judge.submit(hypothesis=quote(hypothesis), **given).result()
@@ -247,7 +256,7 @@ def main() -> None:
         time.sleep(args.settle)
         marker = time.time()
         FAKE_CALLS.reset()
-        again_s, run_dir = _run(config, data, results, **{"qa.top_ke": 9})
+        again_s, run_dir = _run(config, data, results, "bench-qa", **{"qa.top_ke": 9})
         in_flight = FAKE_CALLS.max_in_flight
         qa_span = _qa_span(marker, args.questions)
         qa_calls = _calls(run_dir)

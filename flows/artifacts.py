@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from typing import cast
@@ -38,7 +39,11 @@ class Progress:
         self._latest: tuple[int, int, int] | None = None
         self._closed = False
         self._changed = threading.Condition()
-        self._sender = threading.Thread(target=self._send_loop, name="progress", daemon=True)
+        # run in this context: the settings that name the run's Prefect API go with it
+        context = contextvars.copy_context()
+        self._sender = threading.Thread(
+            target=context.run, args=(self._send_loop,), name="progress", daemon=True
+        )
         self._sender.start()
 
     def update(self, done: int, failed: int, reused: int = 0) -> None:

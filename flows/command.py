@@ -7,6 +7,7 @@ other commands start without it.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from lme_bench import cli
 
@@ -17,7 +18,12 @@ def load_flow() -> cli.Flow:
     server = early_server.start()  # before Prefect is imported: it comes up meanwhile
     from lme_bench_flows.longmemeval import RunFailures, run_longmemeval
 
-    return cli.Flow(run=run_longmemeval, failures=RunFailures, warm_up=server.warm_up)
+    def run(request: Any) -> dict[str, Any]:
+        with server.serving():
+            result: dict[str, Any] = run_longmemeval(request)
+        return result
+
+    return cli.Flow(run=run, failures=RunFailures, warm_up=server.warm_up)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,10 +6,11 @@ it: the server module imported in this process first, then in the child, then th
 database set up, one after the other. Here the same child is started first thing, on a free
 port of Prefect's range, so it comes up on the other core while this process imports Prefect
 and checks the dataset. Once Prefect is imported and its settings say the run needs a temporary
-server, the child becomes Prefect's own (its one temporary server per process, which Prefect
-and flows/stopping.py stop at the end); otherwise, or if the child did not come up, it is
-stopped and Prefect does as it would have. Its start line is held back until the data are
-known to be good, so bad input still ends in one error line. It runs without the event
+server, the run talks to the child through a settings context naming it (what Prefect's own
+test harness does), so this process never imports Prefect's server module; the child is
+stopped when the process exits, or by flows/stopping.py. Otherwise, or if the child did not
+come up, it is stopped and Prefect does as it would have. Its start line is held back until
+the data are known to be good, so bad input still ends in one error line. It runs without the event
 persister, triggers and actions (a temporary server has no event feed or automations to serve).
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import logging
 import os
 import random
 import signal
@@ -26,7 +28,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -62,6 +64,7 @@ class EarlyServer:
     def __init__(self) -> None:
         self.port: int | None = None
         self.process: subprocess.Popen[bytes] | None = None
+        self.api_url: str | None = None  # once it answers and the run uses it
         if os.environ.get("PREFECT_API_URL"):
             return
         spec = importlib.util.find_spec("prefect")
@@ -100,6 +103,7 @@ class EarlyServer:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+        self.api_url = None
 
     def warm_up(self, request: Any) -> Callable[[bool], None]:
         """Until `ready(ok)`: SIGTERM stops the run and the server (flows/stopping.py).
@@ -120,7 +124,6 @@ class EarlyServer:
         return ready
 
     def _hand_over(self) -> None:
-        from prefect.server.api.server import SubprocessASGIServer, subprocess_server_logger
         from prefect.settings import (
             PREFECT_API_URL,
             PREFECT_SERVER_EPHEMERAL_ENABLED,
@@ -137,20 +140,32 @@ class EarlyServer:
                 self.stop()  # Prefect starts its own when the flow begins
                 return
             time.sleep(0.05)
-        server = SubprocessASGIServer()  # the process's temporary server, as Prefect finds it
-        if server.running:
-            self.stop()
-            return
-        server.port, server.server_process, server.running = self.port, self.process, True
-        self.process = None  # Prefect's now: stopped by it at exit, or by flows/stopping.py
-        import atexit
-
-        atexit.register(server.stop)
-        subprocess_server_logger.info(
-            f"Starting temporary server on {server.address}\nSee "
-            "https://docs.prefect.io/v3/concepts/server#how-to-guides "
-            "for more information on running a dedicated Prefect server."
+        self.api_url = f"http://127.0.0.1:{self.port}/api"
+        logging.getLogger("prefect").info(
+            "Starting temporary server on http://127.0.0.1:%d (stopped when the run ends)",
+            self.port,
         )
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """Within: Prefect's client talks to this server, as under Prefect's own test harness
+        (a settings context, which task threads inherit), so Prefect never imports its server
+        module here (3 s of this process's start-up, one core busy)."""
+        if self.api_url is None:
+            yield
+            return
+        import prefect.settings as prefect_settings
+
+        updates = {
+            prefect_settings.PREFECT_API_URL: self.api_url,
+            # no UI link: like Prefect's own temporary server, this one serves no UI
+            prefect_settings.PREFECT_UI_URL: "",
+            # no heartbeats: they let a lasting server mark a crashed flow run, and this one
+            # ends with the process (stopping the heartbeat thread cost each run up to 1 s)
+            prefect_settings.PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None,
+        }
+        with prefect_settings.temporary_settings(updates=updates):
+            yield
 
 
 def _stop_on_sigterm(run_id: str | None) -> Any:

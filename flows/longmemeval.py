@@ -21,7 +21,6 @@ from lme_bench_flows import artifacts, schedule
 from lme_bench_flows.scale_out import run_shards
 from lme_bench_flows.stopping import stopping_cleanly
 from lme_bench_tasks import benchmark as tasks
-from lme_bench_tasks.storage import result_storage
 from prefect import flow, get_run_logger, tags
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
@@ -35,7 +34,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_settings
 from lme_bench.results.rerun import failed_question_ids, merge_previous
-from lme_bench.run import cache_keys, steps
+from lme_bench.run import batch, cache_keys, steps
 from lme_bench.run.collect import Done, IngestJob, Job, RunCollector
 from lme_bench.run.finish import headline
 from lme_bench.run.progress import RunProgress
@@ -108,26 +107,24 @@ def _stable_run_id() -> str:
     return f"run-{started.strftime('%Y%m%d-%H%M%S')}" + (f"-{suffix}" if suffix else "")
 
 
-def stage_tasks(settings: Settings) -> dict[str, Any]:
-    persist = settings.cache.scope != "off"
-    storage = result_storage(settings) if persist else None
-    found: dict[str, Any] = {
-        "ingest": tasks.ingest_question,
-        "retrieval": tasks.evaluate_question,
-        "answer": tasks.answer_question,
-        "judge": tasks.judge_question,
-    }
-    return {
-        stage: task.with_options(persist_result=persist, result_storage=storage)
-        for stage, task in found.items()
-    }
+BATCH_TASKS = {"ingest": tasks.ingest_batch, "retrieval": tasks.evaluate_batch}
+BATCH_UPSTREAM = {"ingest": "locations", "retrieval": "outcomes"}
+
+
+def _batch_sizes(settings: Settings, questions: int) -> dict[str, int]:
+    """Questions per task run of the stages that take them in batches (none for small runs)."""
+    size = batch.questions_per_task(settings, questions)
+    if size == 1:
+        return {}
+    return {stage: size for stage in batch.batchable_stages(settings) if stage in BATCH_TASKS}
 
 
 def _run_questions(
     refs: list[QuestionRef], settings: Settings, scope: str, collector: RunCollector
 ) -> dict[str, int]:
     """Run every question's stages; how many stage results came from the cache, by stage."""
-    by_stage = stage_tasks(settings)
+    by_stage = tasks.per_question_tasks(settings)
+    batch_sizes = _batch_sizes(settings, len(refs))
     # made once: each with_options() has Prefect read the function's source again
     reingest = by_stage["ingest"].with_options(refresh_cache=True)
     upstream_name = {"ingest": "location", "judge": "hypothesis"}
@@ -136,7 +133,10 @@ def _run_questions(
     agent = settings.models.agent if settings.ingest.mode != "raw" else None
     terminal = RunProgress(len(refs), stages, settings.prices, agent_model=agent)
 
-    def submit(job: Job) -> PrefectFuture[Any]:
+    def submit(jobs: list[Job]) -> PrefectFuture[Any]:
+        if jobs[0].stage in batch_sizes:
+            return submit_batch(jobs)
+        (job,) = jobs
         ref = refs[job.index]
         task = by_stage[job.stage]
         if isinstance(job, IngestJob) and job.location.entries == 0:
@@ -150,6 +150,17 @@ def _run_questions(
                 arguments["ingestion_id"] = collector.ingestion_id(job.index)
             future: PrefectFuture[Any] = task.submit(
                 ref=_as_is(ref), settings=_as_is(settings), scope=scope, **arguments
+            )
+        return future
+
+    def submit_batch(jobs: list[Job]) -> PrefectFuture[Any]:
+        stage = jobs[0].stage
+        with tags(*((stage,) if settings.run.task_tags else ())):
+            future: PrefectFuture[Any] = BATCH_TASKS[stage].submit(
+                refs=_as_is([refs[job.index] for job in jobs]),
+                settings=_as_is(settings),
+                scope=scope,
+                **{BATCH_UPSTREAM[stage]: _as_is([job.upstream for job in jobs])},
             )
         return future
 
@@ -177,7 +188,7 @@ def _run_questions(
     limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
     STOPPING.clear()
     try:
-        schedule.run_jobs(collector.start(locations), limits, submit, finished, reuse)
+        schedule.run_jobs(collector.start(locations), limits, submit, finished, reuse, batch_sizes)
     except BaseException:  # a signal (or a fault): in-flight questions stop at their next step
         STOPPING.set()
         raise

@@ -3,7 +3,8 @@
 Mapping every stage at once would park waiting tasks on the task runner's threads; here a task
 is submitted only once its input exists and its stage has a free slot, so a question's answer
 starts as soon as its ingestion is done and no thread waits on another task. Later stages go
-first, so questions finish (and show in the progress artifact) early.
+first, so questions finish (and show in the progress artifact) early. A stage given a batch
+size takes up to that many waiting questions into one task run (lme_bench.run.batch).
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import concurrent.futures
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from prefect.futures import PrefectFuture
 
+from lme_bench.run.batch import BatchFailed, Outcome
 from lme_bench.run.collect import Done, Job
 
 STAGE_ORDER = ("judge", "answer", "retrieval", "ingest")
@@ -27,26 +29,42 @@ def _wrapped(future: PrefectFuture[Any]) -> concurrent.futures.Future[Any]:
     return wrapped
 
 
-def _outcome(job: Job, future: PrefectFuture[Any]) -> Done:
+def _outcomes(jobs: list[Job], future: PrefectFuture[Any], batched: bool) -> list[Done]:
+    """Each job's result: a task's own, or its question's in a batch task's outcomes."""
     try:
         future.wait()  # takes the final state from the finished thread (no API read)
     except Exception as exc:  # the task engine itself failed (e.g. the server answered 503)
-        return Done(job, None, exc)
+        return [Done(job, None, exc) for job in jobs]
     state = future.state
+    value = future.result(raise_on_failure=False)
+    if not batched:
+        (job,) = jobs
+        if state.is_completed():
+            return [Done(job, value, None)]
+        return [Done(job, None, value or state.message or state.name)]
+    found: list[Outcome[Any]] | None = None
     if state.is_completed():
-        return Done(job, future.result(), None)
-    return Done(job, None, future.result(raise_on_failure=False) or state.message or state.name)
+        found = value
+    elif isinstance(value, BatchFailed):
+        found = cast(list[Outcome[Any]], value.outcomes)
+    if found is None:  # the batch failed as a whole
+        return [Done(job, None, value or state.message or state.name) for job in jobs]
+    return [Done(job, o.value, o.error) for job, o in zip(jobs, found, strict=True)]
 
 
 def run_jobs(
     jobs: list[Job],
     limits: dict[str, int],
-    submit: Callable[[Job], PrefectFuture[Any]],
+    submit: Callable[[list[Job]], PrefectFuture[Any]],
     finished: Callable[[Done], list[Job]],
     reuse: Callable[[Job], Done | None] = lambda job: None,
+    batch_sizes: dict[str, int] | None = None,
 ) -> None:
-    """Run `jobs` and every job `finished` returns for them, at most limits[stage] at once.
-    A job whose result `reuse` finds (a cache hit) is finished without a task run."""
+    """Run `jobs` and every job `finished` returns for them, at most limits[stage] task runs
+    at once. `submit` gets one job, or up to batch_sizes[stage] of a stage that has one (a
+    batch task, returning a batch.Outcome per job). A job whose result `reuse` finds (a cache
+    hit) is finished without a task run."""
+    sizes = batch_sizes or {}
     queues: dict[str, deque[Job]] = {stage: deque() for stage in STAGE_ORDER}
 
     def enqueue(new: list[Job]) -> None:
@@ -60,19 +78,22 @@ def run_jobs(
                 pending.extend(reversed(finished(found)))
 
     enqueue(jobs)
-    running: dict[concurrent.futures.Future[Any], tuple[Job, PrefectFuture[Any]]] = {}
+    running: dict[concurrent.futures.Future[Any], tuple[list[Job], PrefectFuture[Any]]] = {}
     in_flight = dict.fromkeys(STAGE_ORDER, 0)
     while running or any(queues.values()):
         for stage in STAGE_ORDER:
-            while queues[stage] and in_flight[stage] < limits[stage]:
-                job = queues[stage].popleft()
-                future = submit(job)
-                running[_wrapped(future)] = (job, future)
+            queue = queues[stage]
+            while queue and in_flight[stage] < limits[stage]:
+                taken = [queue.popleft() for _ in range(min(sizes.get(stage, 1), len(queue)))]
+                future = submit(taken)
+                running[_wrapped(future)] = (taken, future)
                 in_flight[stage] += 1
         done, _ = concurrent.futures.wait(
             list(running), return_when=concurrent.futures.FIRST_COMPLETED
         )
         for key in done:
-            job, future = running.pop(key)
-            in_flight[job.stage] -= 1
-            enqueue(finished(_outcome(job, future)))
+            taken, future = running.pop(key)
+            stage = taken[0].stage
+            in_flight[stage] -= 1
+            for outcome in _outcomes(taken, future, stage in sizes):
+                enqueue(finished(outcome))

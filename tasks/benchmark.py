@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from lme_bench_tasks.storage import result_storage
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE, CachePolicy
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.context import TaskRunContext
+from prefect.filesystems import LocalFileSystem
 from prefect.results import ResultStore, get_result_store
 from prefect.runtime import task_run
 from prefect.settings import PREFECT_TASKS_REFRESH_CACHE
@@ -29,6 +32,7 @@ from lme_bench.ingest.question import MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 from lme_bench.run import cache_keys, finish, steps
+from lme_bench.run.batch import BatchFailed, Outcome, run_each
 
 T = TypeVar("T")
 
@@ -84,6 +88,26 @@ def stage_cache(stage: str) -> CachePolicy:
     return CachePolicy.from_cache_key_fn(key)
 
 
+def per_question_tasks(
+    settings: Settings, stages: tuple[str, ...] = ("ingest", "retrieval", "answer", "judge")
+) -> dict[str, Task[Any, Any]]:
+    """Each stage's per-question task, its results persisted where the settings say."""
+    options: dict[str, Any] = {"persist_result": settings.cache.scope != "off"}
+    if options["persist_result"]:
+        options["result_storage"] = result_storage(settings)
+    found: dict[str, Task[Any, Any]] = {
+        "ingest": ingest_question,
+        "retrieval": evaluate_question,
+        "answer": answer_question,
+        "judge": judge_question,
+    }
+    return {stage: found[stage].with_options(**options) for stage in stages}
+
+
+def _result_store(task: Task[Any, Any]) -> ResultStore:
+    return cast(ResultStore, get_result_store().update_for_task(task, _sync=True))  # type: ignore[call-arg]
+
+
 def cached_result(task: Task[Any, Any], key: str | None) -> tuple[bool, Any]:
     """(True, result) when `task` stored a result under `key` that has not expired. The flow
     asks before submitting a stage: reading the record costs about a millisecond, a Cached
@@ -91,7 +115,16 @@ def cached_result(task: Task[Any, Any], key: str | None) -> tuple[bool, Any]:
     refresh = task.refresh_cache or PREFECT_TASKS_REFRESH_CACHE.value()
     if key is None or not task.persist_result or refresh:
         return False, None
-    store = cast(ResultStore, get_result_store().update_for_task(task, _sync=True))  # type: ignore[call-arg]
+    store = _result_store(task)
+    # a miss (every question of a new run) costs a stat, not Prefect's path resolution
+    local = store.result_storage
+    if (
+        isinstance(local, LocalFileSystem)
+        and local.basepath
+        and store.metadata_storage is None
+        and not (Path(local.basepath).expanduser() / key).exists()
+    ):
+        return False, None
     try:
         record = store.read(key)
     except Exception:  # no record, or one that cannot be read: run the task
@@ -185,3 +218,71 @@ def write_results(
     started_at: datetime,
 ) -> finish.RunReport:
     return finish.write_run(plan, settings, prepared, refs, results, started_at)
+
+
+def _batch_run_name(stage: str) -> Any:
+    def name() -> str:
+        ids = [ref.question_id for ref in _given(task_run.parameters["refs"])]
+        if len(ids) == 1:
+            return f"{stage} 1 question ({ids[0]})"
+        return f"{stage} {len(ids)} questions ({ids[0]} … {ids[-1]})"
+
+    return name
+
+
+def _run_batch(
+    stage: str,
+    refs: list[QuestionRef],
+    upstreams: list[Any],
+    settings: Settings,
+    scope: str,
+    work: Any,
+) -> list[Outcome[Any]]:
+    """`work(ref, upstream)` for each question (lme_bench.run.batch.run_each), each success
+    persisted under the key its per-question task would use, so reruns and cache look-ups
+    stay per question."""
+    task = per_question_tasks(settings, (stage,))[stage]
+    store = _result_store(task) if task.persist_result else None
+
+    def one(pair: tuple[QuestionRef, Any]) -> Any:
+        ref, upstream = pair
+        value = _run(work(ref, upstream), settings)
+        key = stage_key(stage, ref, settings, scope, upstream)
+        if store is not None and key is not None:
+            store.write(obj=value, key=key)
+        return value
+
+    outcomes = run_each(list(zip(refs, upstreams, strict=True)), one)
+    if any(o.error is not None for o in outcomes):
+        raise BatchFailed(outcomes, [r.question_id for r in refs])
+    return outcomes
+
+
+@task(
+    name="ingest-batch",
+    task_run_name=_batch_run_name("ingest"),
+    cache_policy=NO_CACHE,
+    persist_result=False,
+)
+def ingest_batch(
+    refs: list[QuestionRef], settings: Settings, scope: str, locations: list[MemoryLocation]
+) -> list[Outcome[steps.IngestOutcome]]:
+    def work(ref: QuestionRef, location: MemoryLocation) -> Any:
+        return steps.ingest_question(ref, settings, scope, location)
+
+    return _run_batch("ingest", refs, locations, settings, scope, work)
+
+
+@task(
+    name="retrieval-batch",
+    task_run_name=_batch_run_name("retrieval"),
+    cache_policy=NO_CACHE,
+    persist_result=False,
+)
+def evaluate_batch(
+    refs: list[QuestionRef], settings: Settings, scope: str, outcomes: list[steps.IngestOutcome]
+) -> list[Outcome[list[RetrievalRow]]]:
+    def work(ref: QuestionRef, outcome: steps.IngestOutcome) -> Any:
+        return steps.evaluate_question(ref, outcome, settings)
+
+    return _run_batch("retrieval", refs, outcomes, settings, scope, work)

@@ -520,3 +520,58 @@ def test_cache_off_redoes_everything(harness: None, tmp_path: Path, executed: Ex
     after = _tables(tmp_path / "uncached")
     assert _without(after["retrieval"], "run_id") == _without(first["retrieval"], "run_id")
     assert _without(after["hypotheses"], "seconds") == _without(first["hypotheses"], "seconds")
+
+
+def _task_run_states(flow_run_id: UUID, expected: int) -> dict[str, str]:
+    """Task run name -> final state name, once `expected` task runs have reached the API."""
+    deadline = time.monotonic() + 60
+    while True:
+        with get_client(sync_client=True) as client:
+            runs = client.read_task_runs(
+                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id]))
+            )
+        found = {r.name: str(r.state.name) for r in runs if r.state and r.state.is_final()}
+        if len(found) >= expected or time.monotonic() > deadline:
+            return found
+        time.sleep(0.5)
+
+
+def test_batched_stages_fail_and_cache_question_by_question(
+    harness: None, tmp_path: Path, executed: Executed
+) -> None:
+    # raw ingestion and retrieval take two questions a task run; answer and judge one
+    request = _request(tmp_path, "batched", **{"run.questions_per_task": 2})
+    executed.fail_ingest = "3387bf20"  # the second sample question
+    with pytest.raises(RunFailures, match="1 question"):
+        _run(request)
+    run_dir = tmp_path / "batched"
+    questions = json.loads((run_dir / "manifest.json").read_text())["question_ids"]
+    others = [q for q in questions if q != "3387bf20"]
+    assert executed.by_stage() == {
+        "ingest": sorted(questions),
+        **{stage: sorted(others) for stage in ("retrieval", "answer", "judge")},
+    }
+    first = _tables(run_dir)
+    assert {r["question_id"] for r in first["retrieval"] if r["status"] == "error"} == {"3387bf20"}
+    assert all(r["status"] == "ok" for r in first["retrieval"] if r["question_id"] != "3387bf20")
+
+    # the fault gone, the same run again: only that question's stages run, each of the
+    # others' results comes from its own cache record, written by the batch
+    executed.fail_ingest = None
+    executed.reset()
+    result, rerun = _run(request)
+    assert executed.by_stage() == {stage: ["3387bf20"] for stage in STAGES}
+    assert result["from_cache"] == {
+        "judge": LIMIT - 1,
+        "answer": LIMIT - 1,
+        "retrieval": LIMIT - 1,
+        "ingest": LIMIT - 1,
+    }
+    states = _task_run_states(rerun, 4)
+    assert set(states.values()) == {"Completed"}
+    assert any(name == "ingest 1 question (3387bf20)" for name in states), states
+    after = _tables(run_dir)
+    for name in TABLES:  # the other questions' rows are kept as they were
+        kept = [r for r in first[name] if r["question_id"] != "3387bf20"]
+        assert [r for r in after[name] if r["question_id"] != "3387bf20"] == kept, name
+    assert all(r["status"] == "ok" for r in after["retrieval"])

@@ -34,6 +34,14 @@ class RunSettings(_Section):
         description="tag task runs by stage and question type; each tagged task run then "
         "asks the Prefect server for tag concurrency slots, one request at a time per process",
     )
+    questions_per_task: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="questions one task run works through, in the stages that call no model "
+        "(retrieval; raw ingestion into a system that calls none); default: a task per "
+        "question for small runs, about four task runs per ingest slot for big ones",
+    )
 
 
 class CacheSettings(_Section):

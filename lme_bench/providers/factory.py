@@ -17,16 +17,16 @@ from __future__ import annotations
 import importlib.util
 import os
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from lme_bench.config.settings import ModelsSettings, ProviderSettings, Settings
 from lme_bench.providers.errors import ProviderConfigError
-from lme_bench.providers.fake import ScriptedChatModel
-from lme_bench.providers.fake_policies import POLICIES
 from lme_bench.providers.retry import RetryPolicy
+
+if TYPE_CHECKING:  # LangChain is imported only when a model is built (a raw run needs none)
+    from langchain_core.language_models import BaseChatModel
 
 ProviderKind = Literal["openai", "openai-compatible", "bedrock", "fake"]
 BUILT_IN: dict[str, ProviderKind] = {"openai": "openai", "bedrock": "bedrock", "fake": "fake"}
@@ -174,6 +174,9 @@ def bedrock_client_config(timeout_s: float) -> Any:
 
 def build_chat_model(spec: ModelSpec, models: ModelsSettings) -> BaseChatModel:
     """The LangChain chat model for `spec`; the SDK's own retries are off (ours handle them)."""
+    from lme_bench.providers.fake import ScriptedChatModel
+    from lme_bench.providers.fake_policies import POLICIES
+
     common: dict[str, Any] = {}
     if models.temperature is not None:
         common["temperature"] = models.temperature

@@ -118,10 +118,13 @@ def _stamps(start: datetime, count: int) -> list[str]:
 
 
 _sorted_json = json.JSONEncoder(sort_keys=True).encode  # = json.dumps(…, sort_keys=True)
+_json_string = json.encoder.encode_basestring_ascii  # how json.dumps writes a str
 
 
-def _content_key(entry: NewEntry) -> str:
-    payload = _sorted_json([entry.raw_entry, entry.summary, entry.tags])
+def _content_key(entry: NewEntry, tags_json: str) -> str:
+    """sha256 of json.dumps([raw_entry, summary, tags], sort_keys=True), given the tags' JSON
+    (built here from the parts: the tags are encoded once per entry, not twice)."""
+    payload = f"[{_json_string(entry.raw_entry)}, {_json_string(entry.summary)}, {tags_json}]"
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -293,6 +296,7 @@ class EmbeddedStore:
             stamp = max(stamp, parse_rfc3339(last) + _TICK)
         # One tick per entry given: an entry already held (ignored) leaves a gap, so creation
         # times still strictly increase.
+        tags = [_sorted_json(e.tags) for e in entries]
         cursor = db.executemany(
             "INSERT OR IGNORE INTO entries (entry_id, memory_id, raw_entry, summary, tags,"
             " creation_time, content_key) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -301,9 +305,9 @@ class EmbeddedStore:
                 [memory_id] * len(entries),
                 [e.raw_entry for e in entries],
                 [e.summary for e in entries],
-                [_sorted_json(e.tags) for e in entries],
+                tags,
                 _stamps(stamp, len(entries)),
-                [_content_key(e) for e in entries],
+                [_content_key(e, t) for e, t in zip(entries, tags, strict=True)],
                 strict=True,
             ),
         )
@@ -409,6 +413,8 @@ class EmbeddedStore:
                     [seq for seq, _ in ranked],
                 )
             }
+            # every hit's tags in one parse: a JSON array of the stored objects
+            tags = json.loads("[" + ",".join(rows[seq][5] for seq, _ in ranked) + "]")
             entries = [
                 EntryHit(
                     entry_id=rows[seq][1],
@@ -416,9 +422,9 @@ class EmbeddedStore:
                     raw_entry=rows[seq][3] if include_raw else None,
                     score=score,
                     creation_time=rows[seq][4],
-                    tags=json.loads(rows[seq][5]),
+                    tags=found,
                 )
-                for seq, score in ranked
+                for (seq, score), found in zip(ranked, tags, strict=True)
             ]
         if top_kc > 0:
             ranked = self.searcher.rank(db, indexes, "contexts", memory_id, query, top_kc)

@@ -24,6 +24,7 @@ CONFIG_FILE = "config.json"
 FREE_KEYS = (
     "run.stages",
     "run.task_tags",
+    "run.questions_per_task",
     "run.link_base",
     "run.results_dir",
     "limits",

@@ -93,7 +93,7 @@ def main() -> None:
     parser.add_argument("--crash-after-adds", type=int)
     args = parser.parse_args()
     if args.no_dedup:  # every entry gets a content key of its own: nothing is ignored
-        store_module._content_key = lambda entry: uuid.uuid4().hex
+        store_module._content_key = lambda entry, tags_json: uuid.uuid4().hex
     store = EmbeddedStore(args.path)
     service = MemoryService(store, queue_writes=not args.no_queue)
     server = build_server(service, host="127.0.0.1", port=args.port)
