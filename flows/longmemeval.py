@@ -125,6 +125,8 @@ def _run_questions(
     """Run every question's stages; how many stage results came from the cache, by stage."""
     by_stage = tasks.per_question_tasks(settings)
     batch_sizes = _batch_sizes(settings, len(refs))
+    # worker processes start now, so they have imported the stages by the first batch
+    runner = batch.BatchRunner(batch.worker_processes(settings) if batch_sizes else 1)
     # made once: each with_options() has Prefect read the function's source again
     reingest = by_stage["ingest"].with_options(refresh_cache=True)
     upstream_name = {"ingest": "location", "judge": "hypothesis"}
@@ -160,6 +162,7 @@ def _run_questions(
                 refs=_as_is([refs[job.index] for job in jobs]),
                 settings=_as_is(settings),
                 scope=scope,
+                runner=_as_is(runner),
                 **{BATCH_UPSTREAM[stage]: _as_is([job.upstream for job in jobs])},
             )
         return future
@@ -192,6 +195,8 @@ def _run_questions(
     except BaseException:  # a signal (or a fault): in-flight questions stop at their next step
         STOPPING.set()
         raise
+    finally:
+        runner.close()
     progress.close(collector.questions_done, len(collector.failed), sum(reused.values()))
     terminal.show(final=True)
     if any(reused.values()):

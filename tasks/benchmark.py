@@ -32,7 +32,7 @@ from lme_bench.ingest.question import MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 from lme_bench.run import cache_keys, finish, steps
-from lme_bench.run.batch import BatchFailed, Outcome, run_each
+from lme_bench.run.batch import BatchFailed, BatchRunner, Outcome
 
 T = TypeVar("T")
 
@@ -236,23 +236,18 @@ def _run_batch(
     upstreams: list[Any],
     settings: Settings,
     scope: str,
-    work: Any,
+    runner: BatchRunner,
 ) -> list[Outcome[Any]]:
-    """`work(ref, upstream)` for each question (lme_bench.run.batch.run_each), each success
-    persisted under the key its per-question task would use, so reruns and cache look-ups
-    stay per question."""
+    """The batch (lme_bench.run.batch), then each success persisted under the key its
+    per-question task would use, so reruns and cache look-ups stay per question."""
+    outcomes = runner.run(stage, refs, upstreams, settings, scope)
     task = per_question_tasks(settings, (stage,))[stage]
-    store = _result_store(task) if task.persist_result else None
-
-    def one(pair: tuple[QuestionRef, Any]) -> Any:
-        ref, upstream = pair
-        value = _run(work(ref, upstream), settings)
-        key = stage_key(stage, ref, settings, scope, upstream)
-        if store is not None and key is not None:
-            store.write(obj=value, key=key)
-        return value
-
-    outcomes = run_each(list(zip(refs, upstreams, strict=True)), one)
+    if task.persist_result:
+        store = _result_store(task)
+        for ref, upstream, outcome in zip(refs, upstreams, outcomes, strict=True):
+            key = stage_key(stage, ref, settings, scope, upstream)
+            if outcome.error is None and key is not None:
+                store.write(obj=outcome.value, key=key)
     if any(o.error is not None for o in outcomes):
         raise BatchFailed(outcomes, [r.question_id for r in refs])
     return outcomes
@@ -265,12 +260,13 @@ def _run_batch(
     persist_result=False,
 )
 def ingest_batch(
-    refs: list[QuestionRef], settings: Settings, scope: str, locations: list[MemoryLocation]
+    refs: list[QuestionRef],
+    settings: Settings,
+    scope: str,
+    locations: list[MemoryLocation],
+    runner: BatchRunner,
 ) -> list[Outcome[steps.IngestOutcome]]:
-    def work(ref: QuestionRef, location: MemoryLocation) -> Any:
-        return steps.ingest_question(ref, settings, scope, location)
-
-    return _run_batch("ingest", refs, locations, settings, scope, work)
+    return _run_batch("ingest", refs, locations, settings, scope, runner)
 
 
 @task(
@@ -280,9 +276,10 @@ def ingest_batch(
     persist_result=False,
 )
 def evaluate_batch(
-    refs: list[QuestionRef], settings: Settings, scope: str, outcomes: list[steps.IngestOutcome]
+    refs: list[QuestionRef],
+    settings: Settings,
+    scope: str,
+    outcomes: list[steps.IngestOutcome],
+    runner: BatchRunner,
 ) -> list[Outcome[list[RetrievalRow]]]:
-    def work(ref: QuestionRef, outcome: steps.IngestOutcome) -> Any:
-        return steps.evaluate_question(ref, outcome, settings)
-
-    return _run_batch("retrieval", refs, outcomes, settings, scope, work)
+    return _run_batch("retrieval", refs, outcomes, settings, scope, runner)

@@ -3,13 +3,16 @@ gets, and each question's own retries and failure inside a batch."""
 
 from __future__ import annotations
 
+import pickle
 import random
 import sqlite3
 
 import pytest
 
 from lme_bench.backends.protocol import BackendParams, Capability
+from lme_bench.common.secrets import RedactedError
 from lme_bench.common.stop_signal import STOPPING, RunStopped
+from lme_bench.common.transient import is_transient
 from lme_bench.config.settings import Settings
 from lme_bench.run.batch import (
     RETRY_DELAYS,
@@ -18,6 +21,7 @@ from lme_bench.run.batch import (
     batchable_stages,
     questions_per_task,
     run_each,
+    sendable,
 )
 
 
@@ -114,3 +118,24 @@ def test_outcome_keeps_attempts(size: int) -> None:
     assert [(o.value, o.error, o.attempts) for o in outcomes] == [
         (2 * i, None, 1) for i in range(size)
     ]
+
+
+class ToolFailed(Exception):
+    """Like an MCP tool error: built from parts, so it cannot be rebuilt from its message."""
+
+    def __init__(self, tool: str, detail: str) -> None:
+        super().__init__(f"{tool} failed: {detail}")
+
+
+def test_an_error_a_worker_cannot_send_back_becomes_its_text() -> None:
+    outcomes = [
+        Outcome(None, ToolFailed("add_entry", "disk full")),
+        Outcome(None, ConnectionError("refused")),
+        Outcome(3, None),
+    ]
+    sent = [pickle.loads(pickle.dumps(sendable(o))) for o in outcomes]
+    assert isinstance(sent[0].error, RedactedError)
+    assert str(sent[0].error) == "ToolFailed: add_entry failed: disk full"
+    assert not is_transient(sent[0].error)
+    assert isinstance(sent[1].error, ConnectionError) and is_transient(sent[1].error)
+    assert sent[2] == outcomes[2]

@@ -539,8 +539,9 @@ def _task_run_states(flow_run_id: UUID, expected: int) -> dict[str, str]:
 def test_batched_stages_fail_and_cache_question_by_question(
     harness: None, tmp_path: Path, executed: Executed
 ) -> None:
-    # raw ingestion and retrieval take two questions a task run; answer and judge one
-    request = _request(tmp_path, "batched", **{"run.questions_per_task": 2})
+    # raw ingestion and retrieval take two questions a task run, in this process (where the
+    # steps are watched); answer and judge one
+    request = _request(tmp_path, "batched", **{"run.questions_per_task": 2, "run.processes": 1})
     executed.fail_ingest = "3387bf20"  # the second sample question
     with pytest.raises(RunFailures, match="1 question"):
         _run(request)
@@ -575,3 +576,21 @@ def test_batched_stages_fail_and_cache_question_by_question(
         kept = [r for r in first[name] if r["question_id"] != "3387bf20"]
         assert [r for r in after[name] if r["question_id"] != "3387bf20"] == kept, name
     assert all(r["status"] == "ok" for r in after["retrieval"])
+
+
+def test_batches_in_worker_processes_give_the_same_tables(harness: None, tmp_path: Path) -> None:
+    timing = ("run_id", "seconds", "started_at", "finished_at", "ingestion_id", "memory_id")
+    tables = {}
+    for processes in (1, 2):
+        run_id = f"processes-{processes}"
+        overrides = {"run.questions_per_task": 2, "run.processes": processes}
+        result, _ = _run(_request(tmp_path, run_id, **overrides))
+        assert result["from_cache"] == dict.fromkeys(STAGES, 0)
+        tables[processes] = {
+            name: _without(rows, *timing) for name, rows in _tables(tmp_path / run_id).items()
+        }
+    assert tables[2] == tables[1]
+    assert all(r["status"] == "ok" for r in tables[2]["retrieval"])
+    # a rerun finds each question's results in the cache the worker processes' batches filled
+    again, _ = _run(_request(tmp_path, "processes-2", **overrides))
+    assert again["from_cache"] == dict.fromkeys(STAGES, LIMIT)

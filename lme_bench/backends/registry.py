@@ -98,13 +98,16 @@ def backend_params(cls: type[MemorySystem], params: dict[str, Any]) -> BackendPa
 
 
 def backend_env(settings: Settings) -> BackendEnv:
-    from lme_bench.providers.memory_model import memory_chat_model  # builds provider clients
+    chat_model = None
+    if settings.models.memory:  # LangChain is imported only for a system that calls a model
+        from lme_bench.providers.memory_model import memory_chat_model
 
+        chat_model = memory_chat_model(settings)
     memory = settings.memory
     return BackendEnv(
         data_dir=settings.memory_path.parent / "backends" / re.sub(r"\W+", "-", memory.backend),
         scope="",
-        chat_model=memory_chat_model(settings),
+        chat_model=chat_model,
         embedder=lambda: load_embedder(memory.embedding_model),
         extra={"settings": settings},
     )

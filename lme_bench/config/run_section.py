@@ -42,6 +42,13 @@ class RunSettings(_Section):
         "(retrieval; raw ingestion into a system that calls none); default: a task per "
         "question for small runs, about four task runs per ingest slot for big ones",
     )
+    processes: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="worker processes that run those batches; default: one per core, up to "
+        "4; 1 runs them in the flow's own process",
+    )
 
 
 class CacheSettings(_Section):

@@ -25,6 +25,7 @@ FREE_KEYS = (
     "run.stages",
     "run.task_tags",
     "run.questions_per_task",
+    "run.processes",
     "run.link_base",
     "run.results_dir",
     "limits",

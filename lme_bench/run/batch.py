@@ -4,21 +4,33 @@ A task run costs Prefect tens of milliseconds of CPU (its engine here, recording
 the server), while raw ingestion into a local store or a search takes about as long per
 question. So those stages take their questions in batches: one task run works through its
 questions one after the other, each with the retries a task of its own would get (transient
-faults only, with backoff and jitter), and a question that fails fails alone.
+faults only, with backoff and jitter), and a question that fails fails alone. That work is
+Python holding the interpreter lock, so batches run in worker processes (BatchRunner), one
+per core: threads of one process would take turns.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import pickle
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+import threading
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, replace
+from multiprocessing import get_context
+from typing import Any, Generic, TypeVar
 
 from lme_bench.backends.protocol import Capability
 from lme_bench.backends.registry import backend_class
+from lme_bench.common.secrets import RedactedError
 from lme_bench.common.stop_signal import STOPPING, RunStopped, check_stopping
-from lme_bench.common.transient import is_transient
+from lme_bench.common.transient import is_transient, scrubbed
 from lme_bench.config.settings import Settings
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.run import steps
 
 T = TypeVar("T")
 Item = TypeVar("Item")
@@ -30,6 +42,7 @@ RETRY_JITTER = 0.5
 # spread over the slots and the last ones end close together.
 BATCHES_PER_SLOT = 4
 MOST_PER_TASK = 64
+MOST_PROCESSES = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +101,12 @@ def questions_per_task(settings: Settings, questions: int) -> int:
     return max(1, min(MOST_PER_TASK, questions // slots))
 
 
+def worker_processes(settings: Settings) -> int:
+    """`[run] processes`, or by default one per core (at most MOST_PROCESSES)."""
+    chosen = settings.run.processes
+    return chosen if chosen is not None else min(os.cpu_count() or 1, MOST_PROCESSES)
+
+
 def run_each(
     items: Sequence[Item],
     work: Callable[[Item], T],
@@ -118,3 +137,113 @@ def run_each(
                 delay = RETRY_DELAYS[attempt - 1]
                 sleep(delay * (1 + rng.uniform(-RETRY_JITTER, RETRY_JITTER)))
     return outcomes
+
+
+def _work(
+    stage: str, ref: QuestionRef, upstream: Any, settings: Settings, scope: str
+) -> Coroutine[Any, Any, Any]:
+    if stage == "ingest":
+        return steps.ingest_question(ref, settings, scope, upstream)
+    if stage == "retrieval":
+        return steps.evaluate_question(ref, upstream, settings)
+    raise ValueError(f"stage {stage!r} is not run in batches")
+
+
+def run_batch(
+    stage: str,
+    refs: Sequence[QuestionRef],
+    upstreams: Sequence[Any],
+    settings: Settings,
+    scope: str,
+) -> list[Outcome[Any]]:
+    """A batch of one stage's questions (ingest: upstream = MemoryLocation; retrieval:
+    IngestOutcome), in this thread; an error whose text holds a secret comes back masked."""
+
+    def one(pair: tuple[QuestionRef, Any]) -> Any:
+        try:
+            return asyncio.run(_work(stage, pair[0], pair[1], settings, scope))
+        except Exception as exc:
+            clean = scrubbed(exc, settings)
+            if clean is exc:
+                raise
+            raise clean from None
+
+    return run_each(list(zip(refs, upstreams, strict=True)), one)
+
+
+def sendable(outcome: Outcome[Any]) -> Outcome[Any]:
+    """The outcome as a worker can send it back: an error that does not pickle becomes its
+    text, keeping its retry decision."""
+    if outcome.error is None:
+        return outcome
+    try:
+        pickle.loads(pickle.dumps(outcome.error))  # an error class may not rebuild from args
+    except Exception:
+        text = f"{type(outcome.error).__name__}: {outcome.error}"
+        return replace(outcome, error=RedactedError(text, is_transient(outcome.error)))
+    return outcome
+
+
+def _in_worker(
+    stage: str,
+    refs: Sequence[QuestionRef],
+    upstreams: Sequence[Any],
+    settings: Settings,
+    scope: str,
+) -> list[Outcome[Any]]:
+    return [sendable(o) for o in run_batch(stage, refs, upstreams, settings, scope)]
+
+
+def _ready() -> None:
+    """A new worker's first job: returns once it has imported the stages."""
+
+
+class BatchRunner:
+    """Runs batches in worker processes (started at once, so they import while the run goes
+    on), or in the calling thread when `processes` is 1. Workers are spawned, never forked
+    from this multi-threaded process; a pool whose worker died is replaced once per batch."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self._lock = threading.Lock()
+        self._pool = self._start() if processes > 1 else None
+
+    def _start(self) -> ProcessPoolExecutor:
+        pool = ProcessPoolExecutor(self.processes, mp_context=get_context("spawn"))
+        for _ in range(self.processes):
+            pool.submit(_ready)
+        return pool
+
+    def run(
+        self,
+        stage: str,
+        refs: Sequence[QuestionRef],
+        upstreams: Sequence[Any],
+        settings: Settings,
+        scope: str,
+    ) -> list[Outcome[Any]]:
+        pool = self._pool
+        if pool is None:
+            return run_batch(stage, refs, upstreams, settings, scope)
+        try:
+            return pool.submit(_in_worker, stage, refs, upstreams, settings, scope).result()
+        except BrokenProcessPool:  # a worker died (killed, out of memory): a new pool, once
+            with self._lock:
+                if self._pool is pool:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    self._pool = self._start()
+                fresh = self._pool
+            if fresh is None:
+                raise RuntimeError("the batch runner was closed while a batch ran") from None
+            return fresh.submit(_in_worker, stage, refs, upstreams, settings, scope).result()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> BatchRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
