@@ -199,7 +199,7 @@ def _serial_answers(config: Path, data: Path, results: Path, questions: int) -> 
             given = {"ref": quote(ref), "settings": quote(settings), "scope": scope}
             outcome = quote(outcomes[ref.question_id])
             hypothesis = answer.submit(outcome=outcome, **given).result()
-            judge.submit(hypothesis=quote(hypothesis), **given).result()
+            judge.submit(hypothesis=quote(hypothesis), ingestion_id="", **given).result()
         return time.perf_counter() - started
 
     flow_s = through_tasks()
