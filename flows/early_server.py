@@ -10,8 +10,9 @@ server, the run talks to the child through a settings context naming it (what Pr
 test harness does), so this process never imports Prefect's server module; the child is
 stopped when the process exits, or by flows/stopping.py. Otherwise, or if the child did not
 come up, it is stopped and Prefect does as it would have. Its start line is held back until
-the data are known to be good, so bad input still ends in one error line. It runs without the event
-persister, triggers and actions (a temporary server has no event feed or automations to serve).
+the data are known to be good, so bad input still ends in one error line. It runs without the
+event persister, triggers and actions (a temporary server has no event feed or automations to
+serve).
 """
 
 from __future__ import annotations

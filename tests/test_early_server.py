@@ -1,7 +1,7 @@
 """`lme-bench run`'s temporary Prefect server started before Prefect is imported
 (flows/early_server.py): none when the environment names a server, stopped on bad input.
-Handing it to Prefect is exercised by every `lme-bench run` test (tests/test_stopping.py:
-the run's temporary server is its child and is stopped with it)."""
+A run against it is exercised by every `lme-bench run` test (tests/test_stopping.py: the
+run's temporary server is its child and is stopped with it)."""
 
 from __future__ import annotations
 
@@ -27,3 +27,21 @@ def test_stopped_when_the_data_are_bad(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert process is not None and process.poll() is None
     server.warm_up(SimpleNamespace(run_id="r"))(False)
     assert process.poll() is not None and server.process is None
+
+
+def test_the_run_reaches_it_through_a_settings_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefect.settings import (
+        PREFECT_API_URL,
+        PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+        PREFECT_UI_URL,
+    )
+
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")  # start no child here
+    server = early_server.start()
+    server.api_url = "http://127.0.0.1:8123/api"  # as once the child answers
+    before = PREFECT_API_URL.value()
+    with server.serving():
+        assert PREFECT_API_URL.value() == "http://127.0.0.1:8123/api"
+        assert PREFECT_FLOWS_HEARTBEAT_FREQUENCY.value() is None
+        assert not PREFECT_UI_URL.value()  # no "View at" link to a server without a UI
+    assert PREFECT_API_URL.value() == before
