@@ -139,3 +139,31 @@ def test_concurrent_writers_to_different_memories(store: EmbeddedStore) -> None:
         thread.join()
     assert errors == []
     assert [store.count_entries(m) for m in memories] == [200] * 4
+
+
+def test_content_keys_are_the_sha256_of_the_entrys_sorted_json(store: EmbeddedStore) -> None:
+    """The key that de-duplicates an entry stays what it always was, so a store written by an
+    earlier version ignores the same entries: sha256(json.dumps([raw, summary, tags],
+    sort_keys=True)), whatever the text holds."""
+    import hashlib
+    import json
+
+    memory = store.get_or_create_memory(store.get_or_create_vault("v"), "q__r")
+    texts = ["plain", 'quotes " and \\ and\nnew lines\t', "accents é, ü; emoji 😀; \u2028"]
+    entries = [
+        NewEntry(raw_entry=t, summary=t[:5], tags={"turn_index": str(i), "role": "user"})
+        for i, t in enumerate(texts)
+    ]
+    store.add_entries(memory, entries)
+    db = sqlite3.connect(store.path)
+    try:
+        stored = [k for (k,) in db.execute("SELECT content_key FROM entries ORDER BY seq")]
+    finally:
+        db.close()
+    expected = [
+        hashlib.sha256(
+            json.dumps([e.raw_entry, e.summary, e.tags], sort_keys=True).encode()
+        ).hexdigest()
+        for e in entries
+    ]
+    assert stored == expected
