@@ -108,14 +108,14 @@ class EarlyServer:
 
     def warm_up(self, request: Any) -> Callable[[bool], None]:
         """Until `ready(ok)`: SIGTERM stops the run and the server (flows/stopping.py).
-        ready(True) hands the server to Prefect once it answers (or stops it when the run does
-        not need it); ready(False) stops it."""
+        ready(True) waits until the server answers, for `serving` to name it (or stops it when
+        the run does not need it); ready(False) stops it."""
         previous = _stop_on_sigterm(request.run_id)
 
         def ready(ok: bool) -> None:
             try:
                 if ok and self.process is not None:
-                    self._hand_over()
+                    self._await_answer()
                 else:
                     self.stop()
             finally:
@@ -124,7 +124,7 @@ class EarlyServer:
 
         return ready
 
-    def _hand_over(self) -> None:
+    def _await_answer(self) -> None:
         from prefect.settings import (
             PREFECT_API_URL,
             PREFECT_SERVER_EPHEMERAL_ENABLED,
@@ -185,5 +185,5 @@ def start() -> EarlyServer:
     if server.process is not None:
         import atexit
 
-        atexit.register(server.stop)  # not handed over: stopped at exit
+        atexit.register(server.stop)  # after Prefect's own exit handlers (registered later)
     return server

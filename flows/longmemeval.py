@@ -107,16 +107,12 @@ def _stable_run_id() -> str:
     return f"run-{started.strftime('%Y%m%d-%H%M%S')}" + (f"-{suffix}" if suffix else "")
 
 
-BATCH_TASKS = {"ingest": tasks.ingest_batch, "retrieval": tasks.evaluate_batch}
-BATCH_UPSTREAM = {"ingest": "locations", "retrieval": "outcomes"}
-
-
 def _batch_sizes(settings: Settings, questions: int) -> dict[str, int]:
     """Questions per task run of the stages that take them in batches (none for small runs)."""
     size = batch.questions_per_task(settings, questions)
     if size == 1:
         return {}
-    return {stage: size for stage in batch.batchable_stages(settings) if stage in BATCH_TASKS}
+    return dict.fromkeys(batch.batchable_stages(settings), size)
 
 
 def _run_questions(
@@ -157,13 +153,18 @@ def _run_questions(
 
     def submit_batch(jobs: list[Job]) -> PrefectFuture[Any]:
         stage = jobs[0].stage
+        questions = batch.Batch(
+            stage,
+            [refs[job.index] for job in jobs],
+            [job.upstream for job in jobs],
+            settings,
+            scope,
+        )
         with tags(*((stage,) if settings.run.task_tags else ())):
-            future: PrefectFuture[Any] = BATCH_TASKS[stage].submit(
-                refs=_as_is([refs[job.index] for job in jobs]),
-                settings=_as_is(settings),
-                scope=scope,
+            future: PrefectFuture[Any] = tasks.question_batch.submit(
+                batch=_as_is(questions),
                 runner=_as_is(runner),
-                **{BATCH_UPSTREAM[stage]: _as_is([job.upstream for job in jobs])},
+                per_question=_as_is(by_stage[stage]),
             )
         return future
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from lme_bench_tasks.storage import result_storage
-from prefect import Task, task
+from prefect import Task, get_run_logger, task
 from prefect.cache_policies import NO_CACHE, CachePolicy
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.context import TaskRunContext
@@ -32,7 +32,7 @@ from lme_bench.ingest.question import MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 from lme_bench.run import cache_keys, finish, steps
-from lme_bench.run.batch import BatchFailed, BatchRunner, Outcome
+from lme_bench.run.batch import Batch, BatchFailed, BatchRunner, Outcome
 
 T = TypeVar("T")
 
@@ -88,9 +88,7 @@ def stage_cache(stage: str) -> CachePolicy:
     return CachePolicy.from_cache_key_fn(key)
 
 
-def per_question_tasks(
-    settings: Settings, stages: tuple[str, ...] = ("ingest", "retrieval", "answer", "judge")
-) -> dict[str, Task[Any, Any]]:
+def per_question_tasks(settings: Settings) -> dict[str, Task[Any, Any]]:
     """Each stage's per-question task, its results persisted where the settings say."""
     options: dict[str, Any] = {"persist_result": settings.cache.scope != "off"}
     if options["persist_result"]:
@@ -101,7 +99,7 @@ def per_question_tasks(
         "answer": answer_question,
         "judge": judge_question,
     }
-    return {stage: found[stage].with_options(**options) for stage in stages}
+    return {stage: task.with_options(**options) for stage, task in found.items()}
 
 
 def _result_store(task: Task[Any, Any]) -> ResultStore:
@@ -220,66 +218,36 @@ def write_results(
     return finish.write_run(plan, settings, prepared, refs, results, started_at)
 
 
-def _batch_run_name(stage: str) -> Any:
-    def name() -> str:
-        ids = [ref.question_id for ref in _given(task_run.parameters["refs"])]
-        if len(ids) == 1:
-            return f"{stage} 1 question ({ids[0]})"
-        return f"{stage} {len(ids)} questions ({ids[0]} … {ids[-1]})"
-
-    return name
+def _batch_run_name() -> str:
+    batch: Batch = _given(task_run.parameters["batch"])
+    ids = [ref.question_id for ref in batch.refs]
+    if len(ids) == 1:
+        return f"{batch.stage} 1 question ({ids[0]})"
+    return f"{batch.stage} {len(ids)} questions ({ids[0]} … {ids[-1]})"
 
 
-def _run_batch(
-    stage: str,
-    refs: list[QuestionRef],
-    upstreams: list[Any],
-    settings: Settings,
-    scope: str,
-    runner: BatchRunner,
+@task(
+    name="question-batch",
+    task_run_name=_batch_run_name,
+    cache_policy=NO_CACHE,
+    persist_result=False,
+)
+def question_batch(
+    batch: Batch, runner: BatchRunner, per_question: Task[Any, Any]
 ) -> list[Outcome[Any]]:
-    """The batch (lme_bench.run.batch), then each success persisted under the key its
-    per-question task would use, so reruns and cache look-ups stay per question."""
-    outcomes = runner.run(stage, refs, upstreams, settings, scope)
-    task = per_question_tasks(settings, (stage,))[stage]
-    if task.persist_result:
-        store = _result_store(task)
-        for ref, upstream, outcome in zip(refs, upstreams, outcomes, strict=True):
-            key = stage_key(stage, ref, settings, scope, upstream)
-            if outcome.error is None and key is not None:
-                store.write(obj=outcome.value, key=key)
+    """A stage's batch of questions (lme_bench.run.batch), then each success persisted under
+    the key `per_question`, the stage's own task, would use, so reruns and cache look-ups stay
+    per question."""
+    outcomes = runner.run(batch)
+    store = _result_store(per_question) if per_question.persist_result else None
+    for ref, upstream, outcome in zip(batch.refs, batch.upstreams, outcomes, strict=True):
+        key = stage_key(batch.stage, ref, batch.settings, batch.scope, upstream)
+        if store is not None and outcome.error is None and key is not None:
+            store.write(obj=outcome.value, key=key)
+        if outcome.attempts > 1:  # what a task of its own would show as its retries
+            get_run_logger().warning(
+                "%s %s: %d attempts", batch.stage, ref.question_id, outcome.attempts
+            )
     if any(o.error is not None for o in outcomes):
-        raise BatchFailed(outcomes, [r.question_id for r in refs])
+        raise BatchFailed(outcomes, [r.question_id for r in batch.refs])
     return outcomes
-
-
-@task(
-    name="ingest-batch",
-    task_run_name=_batch_run_name("ingest"),
-    cache_policy=NO_CACHE,
-    persist_result=False,
-)
-def ingest_batch(
-    refs: list[QuestionRef],
-    settings: Settings,
-    scope: str,
-    locations: list[MemoryLocation],
-    runner: BatchRunner,
-) -> list[Outcome[steps.IngestOutcome]]:
-    return _run_batch("ingest", refs, locations, settings, scope, runner)
-
-
-@task(
-    name="retrieval-batch",
-    task_run_name=_batch_run_name("retrieval"),
-    cache_policy=NO_CACHE,
-    persist_result=False,
-)
-def evaluate_batch(
-    refs: list[QuestionRef],
-    settings: Settings,
-    scope: str,
-    outcomes: list[steps.IngestOutcome],
-    runner: BatchRunner,
-) -> list[Outcome[list[RetrievalRow]]]:
-    return _run_batch("retrieval", refs, outcomes, settings, scope, runner)

@@ -139,36 +139,38 @@ def run_each(
     return outcomes
 
 
-def _work(
-    stage: str, ref: QuestionRef, upstream: Any, settings: Settings, scope: str
-) -> Coroutine[Any, Any, Any]:
-    if stage == "ingest":
-        return steps.ingest_question(ref, settings, scope, upstream)
-    if stage == "retrieval":
-        return steps.evaluate_question(ref, upstream, settings)
-    raise ValueError(f"stage {stage!r} is not run in batches")
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Questions of one stage for one task run. Upstreams: a MemoryLocation per question for
+    ingest, an IngestOutcome for retrieval."""
 
+    stage: str
+    refs: Sequence[QuestionRef]
+    upstreams: Sequence[Any]
+    settings: Settings
+    scope: str
 
-def run_batch(
-    stage: str,
-    refs: Sequence[QuestionRef],
-    upstreams: Sequence[Any],
-    settings: Settings,
-    scope: str,
-) -> list[Outcome[Any]]:
-    """A batch of one stage's questions (ingest: upstream = MemoryLocation; retrieval:
-    IngestOutcome), in this thread; an error whose text holds a secret comes back masked."""
+    def _work(self, ref: QuestionRef, upstream: Any) -> Coroutine[Any, Any, Any]:
+        if self.stage == "ingest":
+            return steps.ingest_question(ref, self.settings, self.scope, upstream)
+        if self.stage == "retrieval":
+            return steps.evaluate_question(ref, upstream, self.settings)
+        raise ValueError(f"stage {self.stage!r} is not run in batches")
 
-    def one(pair: tuple[QuestionRef, Any]) -> Any:
-        try:
-            return asyncio.run(_work(stage, pair[0], pair[1], settings, scope))
-        except Exception as exc:
-            clean = scrubbed(exc, settings)
-            if clean is exc:
-                raise
-            raise clean from None
+    def run(self) -> list[Outcome[Any]]:
+        """Every question, in this thread; an error whose text holds a secret comes back
+        masked."""
 
-    return run_each(list(zip(refs, upstreams, strict=True)), one)
+        def one(pair: tuple[QuestionRef, Any]) -> Any:
+            try:
+                return asyncio.run(self._work(*pair))
+            except Exception as exc:
+                clean = scrubbed(exc, self.settings)
+                if clean is exc:
+                    raise
+                raise clean from None
+
+        return run_each(list(zip(self.refs, self.upstreams, strict=True)), one)
 
 
 def sendable(outcome: Outcome[Any]) -> Outcome[Any]:
@@ -184,14 +186,8 @@ def sendable(outcome: Outcome[Any]) -> Outcome[Any]:
     return outcome
 
 
-def _in_worker(
-    stage: str,
-    refs: Sequence[QuestionRef],
-    upstreams: Sequence[Any],
-    settings: Settings,
-    scope: str,
-) -> list[Outcome[Any]]:
-    return [sendable(o) for o in run_batch(stage, refs, upstreams, settings, scope)]
+def _in_worker(batch: Batch) -> list[Outcome[Any]]:
+    return [sendable(o) for o in batch.run()]
 
 
 def _ready() -> None:
@@ -214,19 +210,12 @@ class BatchRunner:
             pool.submit(_ready)
         return pool
 
-    def run(
-        self,
-        stage: str,
-        refs: Sequence[QuestionRef],
-        upstreams: Sequence[Any],
-        settings: Settings,
-        scope: str,
-    ) -> list[Outcome[Any]]:
+    def run(self, batch: Batch) -> list[Outcome[Any]]:
         pool = self._pool
         if pool is None:
-            return run_batch(stage, refs, upstreams, settings, scope)
+            return batch.run()
         try:
-            return pool.submit(_in_worker, stage, refs, upstreams, settings, scope).result()
+            return pool.submit(_in_worker, batch).result()
         except BrokenProcessPool:  # a worker died (killed, out of memory): a new pool, once
             with self._lock:
                 if self._pool is pool:
@@ -235,15 +224,9 @@ class BatchRunner:
                 fresh = self._pool
             if fresh is None:
                 raise RuntimeError("the batch runner was closed while a batch ran") from None
-            return fresh.submit(_in_worker, stage, refs, upstreams, settings, scope).result()
+            return fresh.submit(_in_worker, batch).result()
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-
-    def __enter__(self) -> BatchRunner:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
