@@ -27,6 +27,7 @@ from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
+from lme_bench.common.limits import every_ingestion_started, ingestions_starting
 from lme_bench.common.secrets import RedactingLogFilter
 from lme_bench.common.stop_signal import STOPPING
 from lme_bench.config.settings import Settings
@@ -191,8 +192,17 @@ def _run_questions(
     locations = tasks.locate_memories(_as_is(refs), _as_is(settings), scope)
     limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
     STOPPING.clear()
+    ingestions_starting()
     try:
-        schedule.run_jobs(collector.start(locations), limits, submit, finished, reuse, batch_sizes)
+        schedule.run_jobs(
+            collector.start(locations),
+            limits,
+            submit,
+            finished,
+            reuse,
+            batch_sizes,
+            every_ingestion_started=every_ingestion_started,
+        )
     except BaseException:  # a signal (or a fault): in-flight questions stop at their next step
         STOPPING.set()
         raise

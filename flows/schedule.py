@@ -59,11 +59,13 @@ def run_jobs(
     finished: Callable[[Done], list[Job]],
     reuse: Callable[[Job], Done | None] = lambda job: None,
     batch_sizes: dict[str, int] | None = None,
+    every_ingestion_started: Callable[[], None] = lambda: None,
 ) -> None:
     """Run `jobs` and every job `finished` returns for them, at most limits[stage] task runs
     at once. `submit` gets one job, or up to batch_sizes[stage] of a stage that has one (a
     batch task, returning a batch.Outcome per job). A job whose result `reuse` finds (a cache
-    hit) is finished without a task run."""
+    hit) is finished without a task run. `every_ingestion_started` is called once no
+    ingestion waits (ingestions come only from `jobs`)."""
     sizes = batch_sizes or {}
     queues: dict[str, deque[Job]] = {stage: deque() for stage in STAGE_ORDER}
 
@@ -80,6 +82,7 @@ def run_jobs(
     enqueue(jobs)
     running: dict[concurrent.futures.Future[Any], tuple[list[Job], PrefectFuture[Any]]] = {}
     in_flight = dict.fromkeys(STAGE_ORDER, 0)
+    ingestions_waiting = True
     while running or any(queues.values()):
         for stage in STAGE_ORDER:
             queue = queues[stage]
@@ -88,6 +91,9 @@ def run_jobs(
                 future = submit(taken)
                 running[_wrapped(future)] = (taken, future)
                 in_flight[stage] += 1
+        if ingestions_waiting and not queues["ingest"]:
+            ingestions_waiting = False
+            every_ingestion_started()
         done, _ = concurrent.futures.wait(
             list(running), return_when=concurrent.futures.FIRST_COMPLETED
         )

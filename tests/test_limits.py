@@ -4,6 +4,7 @@ and one slot per model call attempt."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import threading
 import time
@@ -15,11 +16,15 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from lme_bench.common.limits import (
+    STAGGER_SESSIONS,
     InProcessLimiter,
     Limiter,
     Pacer,
     ThreadSafeSlots,
     call_priority,
+    every_ingestion_started,
+    ingestions_starting,
+    numbered_sessions,
     provider_limiter,
     set_shared_limiter_factory,
 )
@@ -136,27 +141,29 @@ def test_a_cancelled_waiter_leaves_no_slot_behind() -> None:
 
 
 def test_freed_slots_go_by_call_priority_then_arrival() -> None:
-    """Answer and judge calls (priority 0) first, then the oldest ingestion's, in arrival
-    order among equals; whatever thread each waiter's loop runs on."""
+    """Answer and judge calls (no priority set) first, then ingestions by their priority, in
+    arrival order among equals; whatever thread each waiter's loop runs on."""
     order: list[str] = []
 
     async def scenario() -> None:
         slots = ThreadSafeSlots(1)
         await slots.acquire()
 
-        async def wait(name: str, priority: float) -> None:
-            call_priority.set(priority)
+        async def wait(name: str, priority: tuple[float, ...] | None) -> None:
+            if priority is not None:
+                call_priority.set(priority)
             await slots.acquire()
             order.append(name)
             slots.release()
 
-        names = [("young ingest", 200.0), ("old ingest", 100.0), ("answer", 0.0)]
-        names += [("judge", 0.0), ("old ingest again", 100.0)]
+        names = [("young ingest", (1.0, 200.0)), ("old ingest", (1.0, 100.0))]
+        names += [("answer", None), ("ending ingest", (0.0, -3.0)), ("judge", None)]
+        names += [("old ingest again", (1.0, 100.0)), ("longer ending ingest", (0.0, -9.0))]
         waiters = []
         for name, priority in names:
             waiters.append(asyncio.create_task(wait(name, priority)))
             await asyncio.sleep(0.01)  # arrive in this order
-        other_loop = threading.Thread(target=asyncio.run, args=(wait("older ingest", 50.0),))
+        other_loop = threading.Thread(target=asyncio.run, args=(wait("older ingest", (1.0, 50.0)),))
         other_loop.start()
         await asyncio.sleep(0.05)
         slots.release()
@@ -167,11 +174,38 @@ def test_freed_slots_go_by_call_priority_then_arrival() -> None:
     assert order == [
         "answer",
         "judge",
+        "longer ending ingest",
+        "ending ingest",
         "older ingest",
         "old ingest",
         "old ingest again",
         "young ingest",
     ]
+
+
+def test_sessions_go_oldest_first_then_most_left_first_once_every_ingestion_started() -> None:
+    """While questions wait to start, each session of an ingestion carries its start; once
+    every one has started, its sessions left, less a stagger by the order they started in."""
+
+    def scenario() -> None:
+        ingestions_starting()
+        first = [call_priority_of(i) for i, _ in numbered_sessions(["a", "b", "c"])]
+        assert len(set(first)) == 1 and first[0][0] == 1.0  # one priority: when it started
+        second = [call_priority_of(i) for i, _ in numbered_sessions(["a", "b"])]
+        assert second[0] > first[0]  # started later: goes after
+        every_ingestion_started()
+        third = [call_priority_of(i) for i, _ in numbered_sessions(["a", "b", "c"])]
+        assert third == [(0.0, 2 * STAGGER_SESSIONS - left) for left in (3, 2, 1)]
+        assert max(third) < min(first)  # all before any ingestion still going oldest first
+        ingestions_starting()  # a new run: counted from the start, oldest first
+        assert call_priority_of(next(numbered_sessions(["a"]))[0])[0] == 1.0
+
+    contextvars.copy_context().run(scenario)  # the priorities set stay in that context
+    assert call_priority.get() == ()
+
+
+def call_priority_of(_index: int) -> tuple[float, ...]:
+    return call_priority.get()
 
 
 def _settings(shared: bool = False, **providers: ProviderLimit) -> Settings:

@@ -6,6 +6,7 @@ import asyncio
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -93,3 +94,60 @@ def test_new_ingestion_settings_under_the_same_run_id_are_refused(tmp_path: Path
         asyncio.run(ingest_question(refs[0], agentic, "same"))
     assert not is_transient(refused.value)
     asyncio.run(ingest_question(refs[0], agentic, "other"))  # a new run id: a new memory
+
+
+def test_ingestions_prepare_a_few_at_a_time_and_a_failed_one_gives_its_turn_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ingestions started together (each on its own thread, as the flow runs them) prepare at
+    most PREPARING_AT_ONCE at a time; one that fails while preparing frees its turn."""
+    import threading
+    import time
+
+    from lme_bench.ingest import question
+
+    settings = load_settings(None, **{"run.results_dir": str(tmp_path), "run.id": "turns"})
+    plan = plan_run(settings)
+    _, refs = prepare_questions(plan, limit=6)
+    preparing, peak, lock = [0], [0], threading.Lock()
+    real_view = question.make_view
+
+    def slow_view(instance: Any) -> Any:  # preparing: from loading the question on
+        with lock:
+            preparing[0] += 1
+            peak[0] = max(peak[0], preparing[0])
+        time.sleep(0.05)
+        if instance.question_id == refs[0].question_id:
+            with lock:
+                preparing[0] -= 1
+            raise RuntimeError("unreadable question")
+        return real_view(instance)
+
+    real_feeder = question._session_feeder
+
+    def feeder(*args: Any, **kwargs: Any) -> Any:  # the sessions start: preparing is over
+        with lock:
+            preparing[0] -= 1
+        return real_feeder(*args, **kwargs)
+
+    monkeypatch.setattr(question, "make_view", slow_view)
+    monkeypatch.setattr(question, "_session_feeder", feeder)
+    for _ in range(question.PREPARING_AT_ONCE):  # fails while holding every turn in turn
+        with pytest.raises(RuntimeError, match="unreadable"):
+            asyncio.run(asyncio.wait_for(ingest_question(refs[0], settings, "turns"), 10))
+    outcomes: list[Any] = []
+    threads = [
+        threading.Thread(
+            target=lambda ref=ref: outcomes.append(
+                asyncio.run(asyncio.wait_for(ingest_question(ref, settings, "turns"), 30))
+            )
+        )
+        for ref in refs[1:]
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(o.question_id for o in outcomes) == sorted(r.question_id for r in refs[1:])
+    assert all(o.entries > 0 for o in outcomes)
+    assert 1 <= peak[0] <= question.PREPARING_AT_ONCE

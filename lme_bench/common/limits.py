@@ -17,15 +17,17 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from lme_bench.config.run_section import ProviderLimit
 from lme_bench.config.settings import Settings
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class Limiter(Protocol):
@@ -37,18 +39,72 @@ class Limiter(Protocol):
 SharedLimiterFactory = Callable[[str, ProviderLimit], Limiter]
 
 
-call_priority: ContextVar[float] = ContextVar("call_priority", default=0.0)
+Priority = tuple[float, ...]
+
+call_priority: ContextVar[Priority] = ContextVar("call_priority", default=())
 """Which waiting call a freed slot goes to: the lowest value first, equal ones in arrival order.
-Calls that finish a question (answer, judge) keep the default 0 and go first; an ingestion sets
-the moment it started. With more ingestions than slots, the oldest then run at full speed and
-the younger fill the gaps, so questions finish one after another instead of all in step (which
-left the slots idle while they all started anew)."""
+Calls that finish a question (answer, judge) keep the default, which sorts first; an ingestion
+sets one for each of its sessions (`numbered_sessions`)."""
+
+STAGGER_SESSIONS = 0.25
+"""Once every ingestion has started, how much less urgent each one counts than the one started
+before it, in sessions left (see `numbered_sessions`)."""
+
+
+class _IngestionOrder:
+    """What orders the ingestions of the run in progress: how many have started, and whether
+    every one has (the run says so; until then, questions may still be waiting to start)."""
+
+    def __init__(self) -> None:
+        self._started = itertools.count()
+        self.all_started = False
+
+    def next_ordinal(self) -> int:
+        return next(self._started)
+
+
+_order = _IngestionOrder()
+
+
+def ingestions_starting() -> None:
+    """A run begins: its questions wait to start ingesting."""
+    global _order
+    _order = _IngestionOrder()
+
+
+def every_ingestion_started() -> None:
+    """The run's last ingestion has started: no question waits any more."""
+    _order.all_started = True
+
+
+def numbered_sessions(sessions: Sequence[T]) -> Iterator[tuple[int, T]]:
+    """A question's sessions with their index, the model calls of each given their priority.
+
+    While questions wait to start, an older ingestion's calls go first: with more ingestions
+    than slots the oldest run at full speed and the younger fill the gaps, so questions finish
+    one after another and free their place for the next.
+
+    Once every ingestion has started, the one with the most sessions left goes first: the last
+    ones then end close together, instead of the slots standing idle while those started last
+    run their sessions one call at a time. Each counts `STAGGER_SESSIONS` less urgent than the
+    one started before it, so they still end one after another (over the last seconds of the
+    run, not all at once), their answers and judging overlapping the others' last sessions."""
+    order = _order
+    started = time.monotonic()
+    ordinal = order.next_ordinal()
+    for index, session in enumerate(sessions):
+        if order.all_started:
+            left = len(sessions) - index
+            call_priority.set((0.0, STAGGER_SESSIONS * ordinal - left))
+        else:
+            call_priority.set((1.0, started))
+        yield index, session
 
 
 class _Waiter:
     __slots__ = ("future", "granted", "loop", "order")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, order: tuple[float, int]) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, order: tuple[Priority, int]) -> None:
         self.loop = loop
         self.order = order
         self.future: asyncio.Future[None] = loop.create_future()

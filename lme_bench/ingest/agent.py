@@ -19,7 +19,7 @@ from lme_bench.agent.session import SessionAgent
 from lme_bench.agent.tools import AGENTIC_TOOLS, CONTEXT_TOOLS
 from lme_bench.backends.entry_memory import EntryMemory
 from lme_bench.backends.entry_types import NewEntry
-from lme_bench.common.limits import Limiter, call_priority
+from lme_bench.common.limits import Limiter, numbered_sessions
 from lme_bench.common.stop_signal import check_stopping
 from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.views import QuestionView, SessionView
@@ -160,8 +160,7 @@ class AgentIngestor:
         self, question_id: str, view: QuestionView, vault_id: str, memory_id: str
     ) -> list[SessionRecord]:
         prompts = await self.prompts()
-        call_priority.set(time.monotonic())  # older ingestions' calls go first
         return [
             await self.session(question_id, i, s, prompts, vault_id, memory_id)
-            for i, s in enumerate(view.sessions)
+            for i, s in numbered_sessions(view.sessions)
         ]

@@ -20,7 +20,7 @@ from lme_bench.agent.prompts import AgentPrompts
 from lme_bench.agent.tool_prompts import tool_prompts
 from lme_bench.agent.tool_session import ToolSessionAgent
 from lme_bench.backends.protocol import Capability, MemorySystem
-from lme_bench.common.limits import Limiter, call_priority
+from lme_bench.common.limits import Limiter, numbered_sessions
 from lme_bench.common.stop_signal import check_stopping
 from lme_bench.config.settings import ConfigError, IngestSettings
 from lme_bench.dataset.views import QuestionView, SessionView
@@ -114,8 +114,7 @@ class ToolAgentIngestor:
         tools = await agent_tools(self.system, memory_id)
         model = self.chat_model.bind_tools(tools)
         prompts = tool_prompts()
-        call_priority.set(time.monotonic())  # older ingestions' calls go first
         return [
             await self.session(question_id, i, s, prompts, model, tools, memory_id)
-            for i, s in enumerate(view.sessions)
+            for i, s in numbered_sessions(view.sessions)
         ]

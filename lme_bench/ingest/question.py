@@ -5,16 +5,17 @@ memory system's own tools when it has no entry surface: ingest/agent_tools.py)."
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from lme_bench.backends.entry_memory import EntryMemory
 from lme_bench.backends.entry_system import vault_title
 from lme_bench.backends.protocol import Capability, MemorySystem, Usage
 from lme_bench.backends.registry import backend_class, open_system
-from lme_bench.common.limits import provider_limiter
+from lme_bench.common.limits import ThreadSafeSlots, provider_limiter
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.dataset.views import make_view
+from lme_bench.dataset.views import QuestionView, make_view
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
 from lme_bench.ingest.raw import ingest_raw
@@ -158,11 +159,50 @@ def _claim(
         )
 
 
+PREPARING_AT_ONCE = 2
+"""Ingestions preparing at once in a process (loading the question, opening its memory, building
+the agent). Many starting together would share the interpreter lock evenly, so none reached its
+first model call until all were prepared: one after another, the first calls go out at once."""
+
+_preparing = ThreadSafeSlots(PREPARING_AT_ONCE)
+
+
+class _PreparingTurn:
+    """A turn to prepare an ingestion; given back when its sessions start (or it fails)."""
+
+    def __init__(self) -> None:
+        self._held = False
+
+    async def __aenter__(self) -> _PreparingTurn:
+        await _preparing.acquire()
+        self._held = True
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.done()
+
+    def done(self) -> None:
+        if self._held:
+            self._held = False
+            _preparing.release()
+
+
 async def ingest_question(
     ref: QuestionRef, settings: Settings, run_id: str, location: MemoryLocation | None = None
 ) -> IngestOutcome:
     """Feed the question's memory every session in date order (creating the memory unless
     `location` names it)."""
+    async with _PreparingTurn() as turn:
+        return await _ingest_question(ref, settings, run_id, location, turn)
+
+
+async def _ingest_question(
+    ref: QuestionRef,
+    settings: Settings,
+    run_id: str,
+    location: MemoryLocation | None,
+    turn: _PreparingTurn,
+) -> IngestOutcome:
     started = time.perf_counter()
     view, _ = make_view(ref.load())
     system = open_system(settings)
@@ -183,6 +223,7 @@ async def ingest_question(
                 return checkpoints.sessions_done(memory_id)
             return await _items_held(backend, vault_id, memory_id)
 
+        empty = False
         if "ingest" in settings.stages:
             empty = await held() == 0
             _claim(checkpoints, memory_id, title, empty, settings)
@@ -191,32 +232,9 @@ async def ingest_question(
             ingestion_id = checkpoints.begin_ingestion(memory_id)
         else:  # the memory as an earlier run's ingestion left it
             ingestion_id = checkpoints.ingestion_id(memory_id)
-        if "ingest" not in settings.stages:  # reuse the run's earlier ingestion
-            sessions = []
-        elif backend is None and settings.ingest.mode == "agentic":  # the system's own tools
-            from lme_bench.ingest.agent_tools import ToolAgentIngestor  # LangChain: when used
-
-            model, policy, spec = model_for("agent", settings)
-            limiter = provider_limiter(settings, spec.provider)
-            tool_ingestor = ToolAgentIngestor(
-                system, model, settings.ingest, checkpoints, policy, limiter=limiter
-            )
-            sessions = await tool_ingestor.ingest(ref.question_id, view, memory_id)
-        elif backend is None:
-            sessions = await ingest_sessions(ref.question_id, view, system, memory_id, checkpoints)
-        elif settings.ingest.mode == "raw":
-            sessions = await ingest_raw(
-                ref.question_id, view, backend, vault_id, memory_id, checkpoints, fresh=empty
-            )
-        else:
-            model, policy, spec = model_for("agent", settings)
-            limiter = provider_limiter(settings, spec.provider)
-            from lme_bench.ingest.agent import AgentIngestor  # LangChain: only when used
-
-            ingestor = AgentIngestor(
-                backend, model, settings.ingest, checkpoints, policy, limiter=limiter
-            )
-            sessions = await ingestor.ingest(ref.question_id, view, vault_id, memory_id)
+        feed = _session_feeder(settings, system, backend, checkpoints, fresh=empty)
+        turn.done()
+        sessions = await feed(ref.question_id, view, vault_id, memory_id) if feed else []
         entries = await backend.count_entries(memory_id) if backend is not None else 0
         if not sessions and await held() == 0:
             raise MissingMemoryError(
@@ -237,3 +255,45 @@ async def ingest_question(
         ingestion_id=ingestion_id,
         system_usage=usage,
     )
+
+
+SessionFeeder = Callable[[str, QuestionView, str, str], Awaitable[list[SessionRecord]]]
+
+
+def _session_feeder(
+    settings: Settings,
+    system: MemorySystem,
+    backend: EntryMemory | None,
+    checkpoints: Checkpoints,
+    fresh: bool,
+) -> SessionFeeder | None:
+    """What feeds the sessions to the memory: (question id, view, vault id, memory id) ->
+    session records; None when the run reuses an earlier ingestion."""
+    if "ingest" not in settings.stages:
+        return None
+    if backend is None and settings.ingest.mode == "agentic":  # the system's own tools
+        from lme_bench.ingest.agent_tools import ToolAgentIngestor  # LangChain: when used
+
+        model, policy, spec = model_for("agent", settings)
+        limiter = provider_limiter(settings, spec.provider)
+        tool_ingestor = ToolAgentIngestor(
+            system, model, settings.ingest, checkpoints, policy, limiter=limiter
+        )
+        return lambda question_id, view, _vault, memory_id: tool_ingestor.ingest(
+            question_id, view, memory_id
+        )
+    if backend is None:
+        return lambda question_id, view, _vault, memory_id: ingest_sessions(
+            question_id, view, system, memory_id, checkpoints
+        )
+    if settings.ingest.mode == "raw":
+        entry_memory = backend
+        return lambda question_id, view, vault_id, memory_id: ingest_raw(
+            question_id, view, entry_memory, vault_id, memory_id, checkpoints, fresh=fresh
+        )
+    from lme_bench.ingest.agent import AgentIngestor  # LangChain: only when used
+
+    model, policy, spec = model_for("agent", settings)
+    limiter = provider_limiter(settings, spec.provider)
+    ingestor = AgentIngestor(backend, model, settings.ingest, checkpoints, policy, limiter=limiter)
+    return ingestor.ingest

@@ -228,16 +228,20 @@ def test_prompt_grows_linearly_with_session_length(tmp_path: Path) -> None:
     assert long <= 2.2 * short
 
 
-def test_ingestion_calls_queue_by_when_the_ingestion_started(tmp_path: Path) -> None:
-    """Each model call asks the provider's limiter for a slot with the ingestion's start as its
-    priority, so an older question's calls go before a younger one's
-    (see lme_bench.common.limits)."""
+def test_ingestion_calls_queue_by_start_then_by_sessions_left(tmp_path: Path) -> None:
+    """Each model call asks the provider's limiter for a slot with its session's priority: the
+    ingestion's start while questions wait to start, its sessions left once every one has
+    started (see lme_bench.common.limits)."""
     from contextlib import asynccontextmanager
     from time import monotonic
 
-    from lme_bench.common.limits import call_priority
+    from lme_bench.common.limits import (
+        call_priority,
+        every_ingestion_started,
+        ingestions_starting,
+    )
 
-    asked: list[float] = []
+    asked: list[tuple[float, ...]] = []
 
     class Recording:
         @asynccontextmanager
@@ -247,11 +251,19 @@ def test_ingestion_calls_queue_by_when_the_ingestion_started(tmp_path: Path) -> 
 
     setup = Setup(tmp_path, ScriptedChatModel(script=[note_taker]), mode="context-only")
     view, _ = make_view(_question())
-    before = monotonic()
     ingestor = AgentIngestor(
         setup.backend, setup.model, setup.settings, setup.checkpoints, FAST, limiter=Recording()
     )
+    ingestions_starting()
+    before = monotonic()
     asyncio.run(ingestor.ingest("aa11bb22", view, setup.vault, setup.memory))
     assert len(asked) == 2 and asked[0] == asked[1]  # one call per session, one priority
-    assert before <= asked[0] <= monotonic()
-    assert call_priority.get() == 0.0  # set inside the ingestion only
+    assert asked[0][0] == 1.0 and before <= asked[0][1] <= monotonic()
+
+    asked.clear()
+    every_ingestion_started()
+    setup.checkpoints.forget(setup.memory)  # the same sessions again, as another question
+    asyncio.run(ingestor.ingest("aa11bb22", view, setup.vault, setup.memory))
+    ingestions_starting()
+    assert [p[0] for p in asked] == [0.0, 0.0] and asked[0] < asked[1]  # 2 left, then 1
+    assert call_priority.get() == ()  # set inside the ingestion only
