@@ -84,3 +84,19 @@ def test_the_command_prints_the_table(
     assert "Estimate for 2 questions at 1 s a call:" in out
     assert "| ingest | fake:note-taker |" in out and "Assumed:" in out
     assert not calls_models(load_settings(Path("configs/default.toml")))
+
+
+def test_prompt_tokens_of_parts_equal_those_of_the_joined_text() -> None:
+    from lme_bench.run.estimate import prompt_tokens, tokens
+
+    cases = [
+        ("system says", " hello", "world"),  # a word running across two parts counts once
+        ("a\n", "b c", "", "d"),
+        ("", "", ""),
+        ("  ", "x", "\t"),
+        ("tail", "\u3000head", "end\u00a0", "more"),  # Unicode spaces split words too
+        ("one",),
+    ]
+    for parts in cases:
+        for fake in (True, False):
+            assert prompt_tokens(parts, fake) == tokens("".join(parts), fake), parts

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy
 
@@ -43,6 +44,10 @@ class Accuracy:
     ci95: Interval | None = None
 
 
+Counts = dict[str, tuple["numpy.ndarray[Any, Any]", int]]
+"""Per question type with labels: how many are yes (one count per resample) and how many."""
+
+
 def _mean(labels: Sequence[bool]) -> float | None:
     return sum(labels) / len(labels) if labels else None
 
@@ -55,18 +60,28 @@ def _by_type(rows: Sequence[Judged]) -> dict[str, list[bool]]:
     return groups
 
 
-def task_averaged(groups: dict[str, list[bool]]) -> float | None:
-    means = [m for m in (_mean(v) for v in groups.values()) if m is not None]
-    return sum(means) / len(means) if means else None
+def task_averaged_of(counts: Counts) -> numpy.ndarray[Any, Any]:
+    """The mean of the per-type accuracies, summed in type order as plain floats would be."""
+    return cast("numpy.ndarray[Any, Any]", sum(yes / n for yes, n in counts.values())) / len(counts)
 
 
-def _overall(groups: dict[str, list[bool]]) -> float | None:
-    return _mean([label for labels in groups.values() for label in labels])
+def overall_of(counts: Counts) -> numpy.ndarray[Any, Any]:
+    """The accuracy over every label."""
+    yes = sum(yes for yes, _ in counts.values())
+    return cast("numpy.ndarray[Any, Any]", yes) / sum(n for _, n in counts.values())
+
+
+Statistic = Callable[[Counts], "numpy.ndarray[Any, Any]"]
+
+
+def _point(groups: dict[str, list[bool]], statistic: Statistic) -> float | None:
+    counts = {t: (numpy.array([sum(v)]), len(v)) for t, v in groups.items() if v}
+    return float(statistic(counts)[0]) if counts else None
 
 
 def bootstrap_interval(
     groups: dict[str, list[bool]],
-    statistic: Callable[[dict[str, list[bool]]], float | None],
+    statistic: Statistic,
     *,
     resamples: int = 2000,
     seed: int = 0,
@@ -74,30 +89,25 @@ def bootstrap_interval(
     """Percentile 95% interval of `statistic` over stratified resamples of the labels.
 
     A resample of n yes/no labels is fixed by how many are yes, which is binomial(n, share of
-    yes): drawn at once for every resample, instead of drawing n labels one by one."""
+    yes): drawn at once for every resample, instead of drawing n labels one by one; the
+    statistic then reads every resample's counts at once (integer counts divided as Python
+    divides them, so each value is the float that averaging the labels gives)."""
     if not any(groups.values()):
         return None
     rng = numpy.random.default_rng(seed)
-    drawn = {
-        t: rng.binomial(len(v), sum(v) / len(v), size=resamples).tolist()
+    counts = {
+        t: (rng.binomial(len(v), sum(v) / len(v), size=resamples), len(v))
         for t, v in groups.items()
         if v
     }
-    sizes = {t: len(groups[t]) for t in drawn}
-    values = []
-    for i in range(resamples):
-        sample = {t: [True] * yes[i] + [False] * (sizes[t] - yes[i]) for t, yes in drawn.items()}
-        value = statistic(sample)
-        if value is not None:
-            values.append(value)
-    values.sort()
+    values = numpy.sort(statistic(counts))
     low = values[int(0.025 * (len(values) - 1))]
     high = values[round(0.975 * (len(values) - 1))]
-    return (low, high)
+    return (float(low), float(high))
 
 
 def _accuracy(labels: list[bool], resamples: int, seed: int) -> Accuracy:
-    ci = bootstrap_interval({"all": labels}, _overall, resamples=resamples, seed=seed)
+    ci = bootstrap_interval({"all": labels}, overall_of, resamples=resamples, seed=seed)
     return Accuracy(_mean(labels), sum(labels), len(labels), ci)
 
 
@@ -117,16 +127,16 @@ def score_qa(rows: Sequence[Judged], *, resamples: int = 2000, seed: int = 0) ->
     return QaScores(
         per_type={t: _accuracy(v, resamples, seed) for t, v in sorted(groups.items())},
         task_averaged=Accuracy(
-            task_averaged(groups),
+            _point(groups, task_averaged_of),
             sum(judged),
             len(judged),
-            bootstrap_interval(groups, task_averaged, resamples=resamples, seed=seed),
+            bootstrap_interval(groups, task_averaged_of, resamples=resamples, seed=seed),
         ),
         overall=Accuracy(
-            _overall(groups),
+            _point(groups, overall_of),
             sum(judged),
             len(judged),
-            bootstrap_interval(groups, _overall, resamples=resamples, seed=seed),
+            bootstrap_interval(groups, overall_of, resamples=resamples, seed=seed),
         ),
         abstention=_accuracy(abstention, resamples, seed),
         not_judged=sum(r.label is None for r in rows),

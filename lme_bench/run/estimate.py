@@ -14,6 +14,7 @@ as they overlap in a run.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ ENTRY_SUMMARY_CHARS = 300  # an entry the memory agent writes
 # Output tokens of a call, stated: a tool call with an entry summary, a context document, an
 # answer, a query plan, a verdict ("yes" / "no").
 OUTPUT_CHARS = {"observe": 240, "context": CONTEXT_CHARS, "answer": 320, "plan": 160, "judge": 3}
-Call = tuple[str, str]  # (prompt text, kind of output)
+Call = tuple[tuple[str, ...], str]  # (the prompt's text in parts, kind of output)
 
 
 @dataclass
@@ -76,16 +77,39 @@ def tokens(text: str, fake: bool) -> int:
     return len(text.split()) if fake else math.ceil(len(text) / 4)
 
 
+@functools.lru_cache(maxsize=1024)  # the parts every call repeats: system prompt, stand-ins
+def _words(part: str) -> int:
+    return len(part.split())
+
+
+def prompt_tokens(parts: tuple[str, ...], fake: bool) -> int:
+    """`tokens` of the parts joined, each part's words counted once however often it recurs:
+    a word that runs across two parts counts once."""
+    if not fake:
+        return math.ceil(sum(map(len, parts)) / 4)
+    total, word_open = 0, False
+    for part in parts:
+        if part:
+            total += _words(part) - (word_open and not part[0].isspace())
+            word_open = not part[-1].isspace()
+    return total
+
+
 def _stand_in(chars: int) -> str:
     return ("remembered " * (chars // 11 + 1))[:chars]
 
 
+@functools.cache
+def _output_tokens(output: str, fake: bool) -> int:
+    return tokens(_stand_in(OUTPUT_CHARS[output]), fake)
+
+
 def _add(stage: StageEstimate, calls: Iterable[Call], fake: bool) -> None:
     count = 0
-    for text, output in calls:
+    for parts, output in calls:
         count += 1
-        stage.input_tokens += tokens(text, fake)
-        stage.output_tokens += tokens(_stand_in(OUTPUT_CHARS[output]), fake)
+        stage.input_tokens += prompt_tokens(parts, fake)
+        stage.output_tokens += _output_tokens(output, fake)
     stage.calls += count
     stage.longest_question_calls = max(stage.longest_question_calls, count)
 
@@ -110,8 +134,8 @@ def _own_tools_calls(instance: Instance, settings: Settings, system: str) -> Ite
                 history=[],
                 results=[],
             )
-            yield system + text, "observe"
-        yield system + tool_session_end_text(key, date, [], []), "observe"
+            yield (system, text), "observe"
+        yield (system, tool_session_end_text(key, date, [], [])), "observe"
 
 
 def _ingest_calls(instance: Instance, settings: Settings, system: str) -> Iterable[Call]:
@@ -124,7 +148,7 @@ def _ingest_calls(instance: Instance, settings: Settings, system: str) -> Iterab
         turns = [(t.role, t.content) for t in instance.haystack_sessions[position]]
         date = instance.haystack_dates[position]
         if ingest.mode == "context-only":
-            yield system + context_only_text(date, context, turns), "context"
+            yield (system, context_only_text(date, context, turns)), "context"
             continue
         for index, (role, content) in enumerate(turns):
             window = turns[max(0, index - ingest.window_messages) : index]
@@ -139,8 +163,8 @@ def _ingest_calls(instance: Instance, settings: Settings, system: str) -> Iterab
                 window=window if ingest.window_messages else [],
                 context_due=due,
             )
-            yield system + text, "context" if due else "observe"
-        yield system + session_end_text(date, context), "context"
+            yield (system, text), "context" if due else "observe"
+        yield (system, session_end_text(date, context)), "context"
 
 
 def _memory_chars(instance: Instance, settings: Settings) -> int:
@@ -160,12 +184,13 @@ def _answer_calls(instance: Instance, settings: Settings) -> Iterable[Call]:
     qa, prompts = settings.qa, load_qa_prompts(settings.qa.prompts_dir).texts
     memory = _stand_in(_memory_chars(instance, settings))
     if qa.strategy == "two-pass":
-        yield prompts["refine"] + instance.question + memory[: qa.max_context_chars // 2], "plan"
+        half = memory[: qa.max_context_chars // 2]
+        yield (prompts["refine"], instance.question, half), "plan"
     elif qa.strategy == "multi-query":
-        yield prompts["queries"] + instance.question, "plan"
+        yield (prompts["queries"], instance.question), "plan"
     if qa.rerank:
-        yield instance.question + memory, "plan"
-    yield prompts["reader"] + instance.question + instance.question_date + memory, "answer"
+        yield (instance.question, memory), "plan"
+    yield (prompts["reader"], instance.question, instance.question_date, memory), "answer"
 
 
 def _limit(settings: Settings, stage: str, provider: str) -> tuple[int, float | None]:
@@ -230,7 +255,7 @@ def estimate_run(
             elif prompts is not None:
                 prompt = prompts.for_question(instance.question_id, instance.question_type)
                 text = prompt.render(instance.question, instance.answer, hypothesis)
-                _add(stage, [(text, "judge")] * settings.judge.repeats, fake)
+                _add(stage, [((text,), "judge")] * settings.judge.repeats, fake)
     found = Estimate(count, latency_s)
     for step, stage, _ in plan:
         _finish(stage, settings, latency_s, step)
