@@ -130,3 +130,26 @@ def test_cost_and_ingestion_are_shown(tmp_path: Path) -> None:
     assert "<td>cost: total</td><td>0.01600</td>" in text
     assert "<td>cost: per correct answer</td><td>0.01600</td>" in text
     assert "<td>questions</td><td>4</td>" in text
+
+
+def test_turn_texts_of_wanted_ids_equal_a_scan_of_every_turn() -> None:
+    """Looking up only the wanted ids finds what a scan of the whole haystack finds."""
+    from lme_bench.dataset.loader import iter_questions
+    from lme_bench.metrics.ranking_metrics import official_turn_id
+    from lme_bench.results.html_questions import turn_texts
+    from lme_bench.run.steps import bundled_sample
+
+    for loaded in list(iter_questions(bundled_sample()))[:10]:
+        instance = loaded.instance
+        every: dict[str, tuple[str, str]] = {}
+        for session_id, date, turns in zip(
+            instance.haystack_session_ids,
+            instance.haystack_dates,
+            instance.haystack_sessions,
+            strict=True,
+        ):
+            for number, turn in enumerate(turns, start=1):
+                turn_id = official_turn_id(session_id, number, turn.role, bool(turn.has_answer))
+                every[turn_id] = (date, turn.content)
+        wanted = [*every, "answer_missing_1", "no_number", "x_0", f"{next(iter(every))}9"]
+        assert turn_texts(instance, wanted) == every

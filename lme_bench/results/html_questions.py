@@ -7,12 +7,12 @@ text and hypotheses are untrusted).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
 from lme_bench.dataset.models import Instance
-from lme_bench.metrics.ranking_metrics import is_evidence, official_turn_id
+from lme_bench.metrics.ranking_metrics import is_evidence, official_session_id, official_turn_id
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 
@@ -64,27 +64,34 @@ class QuestionView:
         return bool(self.errors)
 
 
-def _turn_texts(instance: Instance) -> dict[str, tuple[str, str]]:
-    """Official turn id -> (session date, text), for every turn of the haystack."""
+def turn_texts(instance: Instance, wanted: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """Official turn id -> (session date, text), for the `wanted` ids that are turns of the
+    haystack (an id two turns share names the later one). Only the sessions an id can name are
+    looked at: a report shows ten turns of each question's hundreds."""
+    sessions: dict[str, list[int]] = {}  # official session id -> haystack positions, in order
+    for position, session_id in enumerate(instance.haystack_session_ids):
+        for name in dict.fromkeys((session_id, official_session_id(session_id, False))):
+            sessions.setdefault(name, []).append(position)
     texts = {}
-    sessions = zip(
-        instance.haystack_session_ids,
-        instance.haystack_dates,
-        instance.haystack_sessions,
-        strict=True,
-    )
-    for session_id, date, turns in sessions:
-        for number, turn in enumerate(turns, start=1):
-            turn_id = official_turn_id(session_id, number, turn.role, bool(turn.has_answer))
-            texts[turn_id] = (date, turn.content)
+    for turn_id in wanted:
+        session, _, number_text = turn_id.rpartition("_")
+        number = int(number_text) if number_text.isdecimal() else 0
+        for position in sessions.get(session, []):
+            turns = instance.haystack_sessions[position]
+            if not 1 <= number <= len(turns):
+                continue
+            turn, session_id = turns[number - 1], instance.haystack_session_ids[position]
+            if official_turn_id(session_id, number, turn.role, bool(turn.has_answer)) == turn_id:
+                texts[turn_id] = (instance.haystack_dates[position], turn.content)
     return texts
 
 
 def retrieved_turns(instance: Instance, ranked_ids: Sequence[str]) -> list[RetrievedTurn]:
     """The first TOP_TURNS turns of a turn-level ranking, with their text from the haystack."""
-    texts = _turn_texts(instance)
+    top = ranked_ids[:TOP_TURNS]
+    texts = turn_texts(instance, top)
     shown = []
-    for rank, turn_id in enumerate(ranked_ids[:TOP_TURNS], start=1):
+    for rank, turn_id in enumerate(top, start=1):
         date, text = texts.get(turn_id, ("", None))
         shown.append(RetrievedTurn(rank, turn_id, date, text))
     return shown
