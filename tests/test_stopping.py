@@ -20,12 +20,18 @@ from tests.faults.runs import (
     wait_for_progress,
 )
 
+# Calls of 50 ms: the run still has seconds to go when the signal arrives, however busy the
+# machine (with instant calls it could end between the test's look and its signal).
 CONFIG = """\
+[providers.slow]
+kind = "fake"
+latency_s = 0.05
+
 [ingest]
 mode = "agentic"
 
 [models]
-agent = "fake:note-taker"
+agent = "slow:note-taker"
 """
 LIMIT, SESSIONS = 10, 103  # the first ten sample questions and their sessions
 

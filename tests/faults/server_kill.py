@@ -68,6 +68,7 @@ class ServerKilledRun:
     first: Ended  # the run during which the server was killed
     first_manifest: dict[str, Any]
     first_retrieval: list[dict[str, Any]]
+    first_hypotheses: list[dict[str, Any]]
     rerun: Ended
 
     @property
@@ -88,9 +89,10 @@ def kill_server_mid_run_then_rerun(
     run_dir = results / RUN_ID
     manifest = json.loads((run_dir / "manifest.json").read_text())
     retrieval = read_rows(run_dir, "retrieval")
+    hypotheses = read_rows(run_dir, "hypotheses")
 
     server.start()  # the same port and SQLite file
     rerun = finish(start_cli(["rerun", RUN_ID, "--results-dir", str(results)], env()))
     return ServerKilledRun(
-        server, env, config, results, killed_at, first, manifest, retrieval, rerun
+        server, env, config, results, killed_at, first, manifest, retrieval, hypotheses, rerun
     )
