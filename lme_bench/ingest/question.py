@@ -161,8 +161,9 @@ def _claim(
 
 PREPARING_AT_ONCE = 2
 """Ingestions preparing at once in a process (loading the question, opening its memory, building
-the agent). Many starting together would share the interpreter lock evenly, so none reached its
-first model call until all were prepared: one after another, the first calls go out at once."""
+the agent). Many starting together shared the interpreter lock evenly, so none reached its first
+model call until nearly all were prepared; two at a time, the first calls go out as soon as the
+first two are ready, and the rest prepare while those calls are out."""
 
 _preparing = ThreadSafeSlots(PREPARING_AT_ONCE)
 

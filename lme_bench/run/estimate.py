@@ -77,7 +77,7 @@ def tokens(text: str, fake: bool) -> int:
     return len(text.split()) if fake else math.ceil(len(text) / 4)
 
 
-@functools.lru_cache(maxsize=1024)  # the parts every call repeats: system prompt, stand-ins
+@functools.lru_cache(maxsize=256)  # the parts every call repeats: system prompt, stand-ins
 def _words(part: str) -> int:
     return len(part.split())
 
