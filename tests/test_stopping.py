@@ -49,6 +49,12 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    """In the child before it starts: SIGINT as an interactive shell leaves it (a test runner
+    started as a background job ignores SIGINT, and its children would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _alive(pid: int) -> bool:
     try:
         state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -66,7 +72,7 @@ def test_a_stopped_run_leaves_no_process_and_resumes(tmp_path: Path, sent: signa
     results = tmp_path / "results"
     env = cli_env(tmp_path / "prefect", LME_MEMORY__PATH=str(results / "memory.sqlite"))
     limit = ("--limit", str(LIMIT))
-    run = start_run(config, results, "stopped", env, *limit)
+    run = start_run(config, results, "stopped", env, *limit, preexec_fn=_ctrl_c_as_at_a_terminal)
     wait_for_progress(run, lambda: sessions_done(results / "checkpoints.sqlite"), 3, "sessions")
     children = _children(run.pid)
     assert children, "the run has its temporary Prefect server as a child"
