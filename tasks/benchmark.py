@@ -241,9 +241,10 @@ def question_batch(
     outcomes = runner.run(batch)
     store = _result_store(per_question) if per_question.persist_result else None
     for ref, upstream, outcome in zip(batch.refs, batch.upstreams, outcomes, strict=True):
-        key = stage_key(batch.stage, ref, batch.settings, batch.scope, upstream)
-        if store is not None and outcome.error is None and key is not None:
-            store.write(obj=outcome.value, key=key)
+        if store is not None and outcome.error is None:
+            key = stage_key(batch.stage, ref, batch.settings, batch.scope, upstream)
+            if key is not None:
+                store.write(obj=outcome.value, key=key)
         if outcome.attempts > 1:  # what a task of its own would show as its retries
             get_run_logger().warning(
                 "%s %s: %d attempts", batch.stage, ref.question_id, outcome.attempts
