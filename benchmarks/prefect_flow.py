@@ -91,17 +91,31 @@ def _request(
 
 
 class BusySlots:
-    """The mean number of fake model calls in flight while it watches, from the first call on."""
+    """The fake model calls in flight while it watches, sampled every 10 ms: their mean from
+    the first call on, and (`trace`) their mean in each second of the run."""
 
     def __init__(self) -> None:
         self.samples: list[int] = []
+        self.seconds: list[list[int]] = []  # the samples of each second since it began
+        self.first_call_s: float | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
     def _watch(self) -> None:
+        started = time.perf_counter()
         while not self._stop.wait(0.01):
-            if self.samples or FAKE_CALLS.in_flight:
-                self.samples.append(FAKE_CALLS.in_flight)
+            now, n = time.perf_counter() - started, FAKE_CALLS.in_flight
+            while len(self.seconds) <= int(now):
+                self.seconds.append([])
+            self.seconds[int(now)].append(n)
+            if n and self.first_call_s is None:
+                self.first_call_s = now
+            if self.samples or n:
+                self.samples.append(n)
+
+    def trace(self) -> str:
+        means = (f"{sum(s) / len(s):.0f}" if s else "-" for s in self.seconds)
+        return f"first call at {self.first_call_s or 0:.2f} s; per second: {' '.join(means)}"
 
     def __enter__(self) -> BusySlots:
         self._thread.start()
@@ -246,6 +260,11 @@ def main() -> None:
     )
     parser.add_argument("--serial-questions", type=int, default=16)
     parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="also print the first run's calls in flight, second by second",
+    )
+    parser.add_argument(
         "--settle",
         type=float,
         default=30.0,
@@ -291,6 +310,8 @@ def main() -> None:
         f"ingest {ingest}) | {first_s:.1f} s vs ideal {ideal:.1f} s = {first_s / ideal:.2f}x, "
         f"at most {first_peak} calls in flight, {busy.mean:.1f} on average from the first |"
     )
+    if args.trace:
+        print(f"| first run, calls in flight | {busy.trace()} |")
     print(f"| cached rerun | {cached_s:.2f} s = {100 * cached_s / first_s:.1f}% of the first |")
     print(
         f"| answer + judge again ({qa_calls} calls) | {qa_span:.2f} s vs ideal {qa_ideal:.2f} s "
