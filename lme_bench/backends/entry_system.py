@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import socket
+from collections.abc import Iterable
 from typing import ClassVar
 
 from lme_bench.backends.embedded import EmbeddedBackend
@@ -68,19 +69,28 @@ def open_backend(settings: Settings) -> EntryMemory:
 
 def turn_entries(session: Session) -> list[NewEntry]:
     """One entry per non-empty turn (memory systems refuse an empty summary)."""
-    entries = []
-    for turn in session.turns:
-        if not turn.content.strip():
-            continue
-        summary = entry_summary(turn.content)
-        tags = {
-            "session_key": session.key,
-            "turn_index": str(turn.index),
-            "role": turn.role,
-            "session_date": session.date,
-        }
-        entries.append(NewEntry(raw_entry=turn.content, summary=summary, tags=tags))
-    return entries
+    turns = ((turn.index, turn.role, turn.content) for turn in session.turns)
+    return tagged_entries(session.key, session.date, turns)
+
+
+def tagged_entries(
+    session_key: str, session_date: str, turns: Iterable[tuple[int, str, str]]
+) -> list[NewEntry]:
+    """turn_entries of the session's (index, role, content) turns."""
+    return [
+        NewEntry(
+            raw_entry=content,
+            summary=entry_summary(content),
+            tags={
+                "session_key": session_key,
+                "turn_index": str(index),
+                "role": role,
+                "session_date": session_date,
+            },
+        )
+        for index, role, content in turns
+        if content.strip()
+    ]
 
 
 def entry_hit(hit: EntryHit) -> Hit:

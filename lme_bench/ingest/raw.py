@@ -16,14 +16,13 @@ from __future__ import annotations
 import time
 
 from lme_bench.backends.entry_memory import EntryMemory
-from lme_bench.backends.entry_system import turn_entries
+from lme_bench.backends.entry_system import tagged_entries
 from lme_bench.backends.entry_types import NewEntry
 from lme_bench.common.stop_signal import check_stopping
 from lme_bench.dataset.views import QuestionView, SessionView
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.held import TurnKey, held_turns, missing
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.ingest.whole_sessions import protocol_session
 
 MODE = "raw"
 # Sessions are written together until they hold this many entries: one checkpoint commit and
@@ -33,7 +32,8 @@ BATCH_ENTRIES = 2_000
 
 def session_entries(session: SessionView) -> list[NewEntry]:
     """One entry per non-empty turn, tagged with the session key, turn index, role and date."""
-    return turn_entries(protocol_session(session))
+    turns = ((index, turn.role, turn.content) for index, turn in enumerate(session.turns))
+    return tagged_entries(session.key, session.date, turns)
 
 
 async def ingest_raw(

@@ -154,6 +154,11 @@ def test_content_keys_are_the_sha256_of_the_entrys_sorted_json(store: EmbeddedSt
         NewEntry(raw_entry=t, summary=t[:5], tags={"turn_index": str(i), "role": "user"})
         for i, t in enumerate(texts)
     ]
+    entries += [
+        NewEntry(raw_entry=texts[2], summary=texts[2], tags={"ключ é": 'va"l\\ue', "a": ""}),
+        NewEntry(raw_entry="no tags", summary="no tags"),
+        NewEntry(raw_entry="a number", summary="x", tags={"n": 7, "z": None}),  # type: ignore[dict-item]
+    ]
     store.add_entries(memory, entries)
     db = sqlite3.connect(store.path)
     try:
@@ -167,3 +172,24 @@ def test_content_keys_are_the_sha256_of_the_entrys_sorted_json(store: EmbeddedSt
         for e in entries
     ]
     assert stored == expected
+
+
+def test_entry_ids_are_time_ordered_uuid7s_and_stamps_count_microseconds() -> None:
+    import time
+    import uuid
+    from datetime import UTC, datetime, timedelta
+
+    from lme_bench.reference_memory.store import _stamps, format_rfc3339, new_entry_ids
+
+    before = time.time_ns() // 1_000_000
+    ids = new_entry_ids(1000)
+    after = time.time_ns() // 1_000_000
+    parsed = [uuid.UUID(i) for i in ids]
+    assert [str(u) for u in parsed] == ids and len(set(ids)) == 1000
+    assert {u.version for u in parsed} == {7} and {u.variant for u in parsed} == {uuid.RFC_4122}
+    assert all(before <= u.int >> 80 <= after for u in parsed)
+
+    start = datetime(2026, 1, 2, 3, 4, 59, 999_990, tzinfo=UTC)  # crosses a second and a minute
+    expected = [format_rfc3339(start + timedelta(microseconds=n)) for n in range(25)]
+    assert _stamps(start, 25) == expected
+    assert _stamps(start, 0) == []
