@@ -137,7 +137,10 @@ def evaluate_retrieval(
     turn_hits = _mapped(instance, keys, hits, provenance.turn, provenance.session == "exact")
     expand = provenance.turn != "exact"  # hits of a system that keeps no turns
     session_turns, session_ranked = official_rankings(instance, keys, session_hits, expand)
-    turn_ranked, _ = official_rankings(instance, keys, turn_hits)
+    if turn_hits is session_hits and not expand:  # exact provenance: the same turn ranking
+        turn_ranked = session_turns
+    else:
+        turn_ranked, _ = official_rankings(instance, keys, turn_hits)
     turn_corpus = corpus_turn_ids(instance)
     session_corpus = corpus_session_ids(instance)
     rows = [
