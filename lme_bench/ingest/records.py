@@ -35,10 +35,13 @@ class SessionRecord:
 
     def to_json(self) -> dict[str, Any]:
         # shallow: dataclasses.asdict deep-copies, which costs most of writing a big run
-        row = {f.name: getattr(self, f.name) for f in fields(self)}
+        row = {name: getattr(self, name) for name in _FIELD_NAMES}
         row["tool_calls"], row["memory_calls"] = dict(self.tool_calls), dict(self.memory_calls)
         return row
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SessionRecord:
         return cls(**data)
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(SessionRecord))
