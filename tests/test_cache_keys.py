@@ -148,6 +148,38 @@ def test_a_stage_is_hashed_once_per_process(
     assert code_digest.stage_code_digest("retrieval", tree) == first
 
 
+def test_threads_asking_at_once_share_one_computation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's first tasks ask for a stage's digest together: one thread computes it."""
+    import threading
+
+    tree = tmp_path / "lme_bench"
+    shutil.copytree(code_digest.SOURCE_ROOT, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    computed: list[str] = []
+    hashing = code_digest.closure_digest
+    start = threading.Barrier(16)
+
+    def counted(entry: str, root: Path = code_digest.SOURCE_ROOT) -> str:
+        computed.append(entry)
+        return hashing(entry, root)
+
+    monkeypatch.setattr(code_digest, "closure_digest", counted)
+    found: list[str] = []
+
+    def ask() -> None:
+        start.wait()
+        found.append(code_digest.stage_code_digest("judge", tree))
+
+    threads = [threading.Thread(target=ask) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert computed == [code_digest.STAGE_ENTRIES["judge"]]
+    assert found == [hashing(code_digest.STAGE_ENTRIES["judge"], tree)] * 16
+
+
 def test_a_memory_ingested_again_changes_every_later_key(tmp_path: Path) -> None:
     settings = _settings(tmp_path)
     again = IngestOutcome("q1", "vault", "memory-1", 4, 0.1, ingestion_id="second")
