@@ -13,6 +13,15 @@ from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.run.collect import Done, IngestJob, Job, RetrievalJob
 
 
+class _Completed:
+    @staticmethod
+    def is_completed() -> bool:
+        return True
+
+
+_COMPLETED = _Completed()
+
+
 class PoolFuture:
     """What the scheduler reads of a Prefect future: its wrapped future, state and result."""
 
@@ -24,12 +33,7 @@ class PoolFuture:
 
     @property
     def state(self) -> Any:
-        class Completed:
-            @staticmethod
-            def is_completed() -> bool:
-                return True
-
-        return Completed()
+        return _COMPLETED
 
     def result(self, raise_on_failure: bool = True) -> Any:
         return self.wrapped_future.result()

@@ -148,7 +148,6 @@ def closure_digest(entry: str, root: Path = SOURCE_ROOT) -> str:
     return hasher.hexdigest()
 
 
-@functools.cache  # the package's files do not change under a running process
 def _stage_digest(stage: str, root: Path) -> str:
     if stage not in STAGE_ENTRIES:
         raise ValueError(f"no code digest for stage {stage!r}")
@@ -156,7 +155,7 @@ def _stage_digest(stage: str, root: Path) -> str:
 
 
 _computing = threading.Lock()
-_digests: dict[tuple[str, Path], str] = {}
+_digests: dict[tuple[str, Path], str] = {}  # the package's files do not change under a process
 
 
 def stage_code_digest(stage: str, root: Path | None = None) -> str:
