@@ -214,6 +214,32 @@ def _none_means_unset(value: Any) -> Any:
     return None if isinstance(value, str) and value.strip().lower() in ("", "none") else value
 
 
+class OutputCaps(_Section):
+    """The most output tokens one reply may take, per role: every request carries its cap, so
+    a model that does not stop cannot run on until its context is full."""
+
+    agent: int = Field(
+        default=2048,
+        ge=16,
+        description="the memory agent: tool calls, or a whole context document in context-only",
+    )
+    qa: int = Field(default=1024, ge=16, description="the reader's answer, reasoning included")
+    memory: int = Field(
+        default=4096, ge=16, description="the memory system's own calls (extraction JSON)"
+    )
+
+    def for_role(self, role: str) -> int | None:
+        """The cap of `role`; None for a role this table does not cap (the judge)."""
+        cap = getattr(self, role, None)
+        return cap if isinstance(cap, int) else None
+
+
+def _one_cap_for_all(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return dict.fromkeys(OutputCaps.model_fields, value)
+    return value
+
+
 class ModelsSettings(_Section):
     """Models by role, as "provider:model" strings; unset roles are not used."""
 
@@ -228,7 +254,11 @@ class ModelsSettings(_Section):
     )
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     seed: int | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: Annotated[OutputCaps, BeforeValidator(_one_cap_for_all)] = Field(
+        default_factory=lambda: OutputCaps(),
+        description="output tokens per reply, by role (a number sets every role's); the judge's"
+        " is the official 10",
+    )
     timeout_s: float = Field(default=120.0, gt=0)
     retry_attempts: int = Field(default=6, ge=1, le=20, description="calls per request in all")
 

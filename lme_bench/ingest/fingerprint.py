@@ -37,7 +37,7 @@ def memory_identity(settings: Settings) -> dict[str, Any]:
         where = {
             "params": memory.params,
             "source": backend_source_digest(memory.backend),
-            "model": model_settings(settings, settings.models.memory),
+            "model": model_settings(settings, "memory"),
             "data": str(settings.memory_path.parent.resolve()),
         }
     elif memory.mcp.transport == "stdio":
@@ -59,13 +59,15 @@ def provider_settings(settings: Settings, model: str | None) -> dict[str, Any] |
     return configured.model_dump(mode="json", include={"kind", "base_url", "region"})
 
 
-def model_settings(settings: Settings, model: str | None) -> dict[str, Any]:
+def model_settings(settings: Settings, role: str) -> dict[str, Any]:
+    """What the model of `role` ("agent", "memory", "qa", "judge") answers with."""
     models = settings.models
+    model = getattr(models, role)
     parts = {
         "model": model,
         "temperature": models.temperature,
         "seed": models.seed,
-        "max_tokens": models.max_tokens,
+        "max_tokens": models.max_tokens.for_role(role),
     }
     provider = provider_settings(settings, model)
     return parts | {"provider": provider} if provider else parts
@@ -78,7 +80,7 @@ def ingest_fingerprint(settings: Settings) -> str:
     if ingest.mode != "raw":
         parts |= {
             "ingest": ingest.model_dump(mode="json"),
-            "agent": model_settings(settings, settings.models.agent),
+            "agent": model_settings(settings, "agent"),
         }
         if writes_with_own_tools(settings):
             parts["prompts"] = _folder_digest("lme_bench.agent", "prompts", "tools", "v1")

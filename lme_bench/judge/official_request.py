@@ -28,14 +28,22 @@ def official_body(model: str, prompt: str) -> dict[str, Any]:
 
 
 class OfficialJudgeRequest:
-    """Sends one user message as the official judge request (no SDK retries: ours retry)."""
+    """Sends one user message as the official judge request (no SDK retries: ours retry),
+    over the process's loop-safe HTTP client (lme_bench.providers.http_clients), which is shared
+    and so never closed here."""
 
     def __init__(self, model: str, api_key: str, base_url: str | None, timeout_s: float) -> None:
         from openai import AsyncOpenAI
 
+        from lme_bench.providers.http_clients import model_http_client
+
         self.model = model
         self._client = AsyncOpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout_s,
+            max_retries=0,
+            http_client=model_http_client(base_url),
         )
 
     async def ainvoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
@@ -45,17 +53,15 @@ class OfficialJudgeRequest:
         completion = await self._client.chat.completions.create(
             **official_body(self.model, message.content)
         )
-        content = completion.choices[0].message.content or ""
+        choice = completion.choices[0]
         usage = completion.usage
         tokens = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
         return AIMessage(
-            content=content,
+            content=choice.message.content or "",
+            response_metadata={"finish_reason": choice.finish_reason},
             usage_metadata={
                 "input_tokens": tokens[0],
                 "output_tokens": tokens[1],
                 "total_tokens": sum(tokens),
             },
         )
-
-    async def aclose(self) -> None:
-        await self._client.close()

@@ -13,8 +13,8 @@ from lme_bench.common.secrets import redact_secrets
 from lme_bench.judge.fallback import FALLBACK_JUDGE, fallback_verdict
 from lme_bench.judge.prompts import PromptSet
 from lme_bench.judge.verdict import read_verdict
-from lme_bench.providers.calls import CallAccount, ChatCall, CountedModel, text_of
-from lme_bench.providers.retry import RetryPolicy, set_retry_columns
+from lme_bench.providers.calls import CallAccount, ChatCall, CountedModel, set_call_columns, text_of
+from lme_bench.providers.retry import RetryPolicy
 from lme_bench.results.qa_tables import ScoreRow
 
 
@@ -32,12 +32,6 @@ class LlmJudge:
         self.prompts = prompts
         self.policy = policy
         self.limiter = limiter
-
-    async def close(self) -> None:
-        """Close the judge's own HTTP client, if it has one."""
-        close = getattr(self.model, "aclose", None)
-        if close is not None:
-            await close()
 
     async def judge(
         self,
@@ -92,7 +86,7 @@ class LlmJudge:
             seconds=time.perf_counter() - started,
             error=error,
         )
-        set_retry_columns(row, account.retries)
+        set_call_columns(row, account)
         return row
 
 

@@ -32,8 +32,8 @@ def judge_model(spec: ModelSpec, settings: Settings) -> ChatCall:
             openai_base_url(spec),
             settings.models.timeout_s,
         )
-    models = settings.models.model_copy(update={"temperature": 0.0, "max_tokens": MAX_TOKENS})
-    return build_chat_model(spec, models)
+    models = settings.models.model_copy(update={"temperature": 0.0})
+    return build_chat_model(spec, models, MAX_TOKENS)
 
 
 def judges(settings: Settings) -> list[LlmJudge]:
@@ -65,19 +65,16 @@ async def judge_question(
     }
     rows = []
     for judge in judges(settings):
-        try:
-            for repeat in range(settings.judge.repeats):
-                rows.append(
-                    await judge.judge(
-                        **common,
-                        question=instance.question,
-                        answer=instance.answer,
-                        hypothesis=hypothesis.hypothesis,
-                        repeat=repeat,
-                    )
+        for repeat in range(settings.judge.repeats):
+            rows.append(
+                await judge.judge(
+                    **common,
+                    question=instance.question,
+                    answer=instance.answer,
+                    hypothesis=hypothesis.hypothesis,
+                    repeat=repeat,
                 )
-        finally:
-            await judge.close()
+            )
     if settings.judge.fallback or not rows:
         rows.append(
             fallback_row(**common, answer=instance.answer, hypothesis=hypothesis.hypothesis)

@@ -51,10 +51,14 @@ class AccountedChatModel(BaseChatModel):
 
     async def _attempt(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
         limiter: Limiter | None = self.limiter
-        if limiter is None:
-            return await self.inner._agenerate(messages, **kwargs)
-        async with limiter.slot():
-            return await self.inner._agenerate(messages, **kwargs)
+        try:
+            if limiter is None:
+                return await self.inner._agenerate(messages, **kwargs)
+            async with limiter.slot():
+                return await self.inner._agenerate(messages, **kwargs)
+        except Exception as error:
+            self.account.failed(error)
+            raise
 
     async def _agenerate(
         self,

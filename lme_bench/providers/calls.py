@@ -12,13 +12,26 @@ from typing import Any, Protocol
 from langchain_core.messages import AIMessage, BaseMessage
 
 from lme_bench.common.limits import Limiter
-from lme_bench.providers.retry import RetryCount, RetryPolicy, call_with_retry
+from lme_bench.providers.faults import classify
+from lme_bench.providers.retry import RetryCount, RetryPolicy, call_with_retry, set_retry_columns
 
 
 class ChatCall(Protocol):
     """A chat model, one with tools bound, or any client answering messages with an AIMessage."""
 
     def ainvoke(self, messages: Any, /) -> Awaitable[Any]: ...
+
+
+# Row columns of every table that accounts model calls, besides the retries: replies the
+# output cap cut short, and attempts that timed out (retried or not).
+CALL_COLUMNS = ("capped_replies", "timeouts")
+
+
+def was_capped(message: AIMessage) -> bool:
+    """Whether the provider stopped the reply at its output cap (OpenAI-style finish_reason
+    'length', Bedrock's stopReason 'max_tokens')."""
+    metadata = message.response_metadata or {}
+    return metadata.get("finish_reason") == "length" or metadata.get("stopReason") == "max_tokens"
 
 
 @dataclass
@@ -28,13 +41,27 @@ class CallAccount:
     output_tokens: int = 0
     seconds: float = 0.0
     retries: RetryCount = field(default_factory=RetryCount)
+    capped_replies: int = 0
+    timeouts: int = 0
 
     def add(self, message: AIMessage, seconds: float) -> None:
         self.calls += 1
         self.seconds += seconds
+        self.capped_replies += was_capped(message)
         usage: dict[str, Any] = dict(message.usage_metadata or {})
         self.input_tokens += int(usage.get("input_tokens", 0))
         self.output_tokens += int(usage.get("output_tokens", 0))
+
+    def failed(self, error: BaseException) -> None:
+        """An attempt failed with `error` (it may still be retried)."""
+        self.timeouts += classify(error)[0] == "timeout"
+
+
+def set_call_columns(row: object, account: CallAccount) -> None:
+    """Copy the account's retries, capped replies and timeouts into a row's columns."""
+    set_retry_columns(row, account.retries)
+    for column in CALL_COLUMNS:
+        setattr(row, column, getattr(account, column))
 
 
 class CountedModel:
@@ -54,10 +81,14 @@ class CountedModel:
         self.limiter = limiter
 
     async def _attempt(self, messages: list[BaseMessage]) -> Any:
-        if self.limiter is None:
-            return await self.model.ainvoke(messages)
-        async with self.limiter.slot():
-            return await self.model.ainvoke(messages)
+        try:
+            if self.limiter is None:
+                return await self.model.ainvoke(messages)
+            async with self.limiter.slot():
+                return await self.model.ainvoke(messages)
+        except Exception as error:
+            self.account.failed(error)
+            raise
 
     async def ainvoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
         started = time.perf_counter()

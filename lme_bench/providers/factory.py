@@ -14,6 +14,7 @@ SDKs are imported only when a model of theirs is built. Keys come from the envir
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import SecretStr
 
+from lme_bench.common.loop_end import at_loop_end
 from lme_bench.config.settings import ModelsSettings, ProviderSettings, Settings
 from lme_bench.providers.errors import ProviderConfigError
 from lme_bench.providers.retry import RetryPolicy
@@ -155,7 +157,8 @@ def model_for(role: str, settings: Settings) -> tuple[BaseChatModel, RetryPolicy
     (spec,) = check_models(settings, roles=(role,)) or (None,)
     if spec is None:
         raise ProviderConfigError(f"[models] {role} is not set, and this run needs it")
-    return build_chat_model(spec, settings.models), retry_policy(spec, settings.models), spec
+    model = build_chat_model(spec, settings.models, settings.models.max_tokens.for_role(role))
+    return model, retry_policy(spec, settings.models), spec
 
 
 def bedrock_client_config(timeout_s: float) -> Any:
@@ -172,16 +175,34 @@ def bedrock_client_config(timeout_s: float) -> Any:
     )
 
 
-def build_chat_model(spec: ModelSpec, models: ModelsSettings) -> BaseChatModel:
-    """The LangChain chat model for `spec`; the SDK's own retries are off (ours handle them)."""
+def close_at_loop_end(client: Any) -> None:
+    """Close a botocore client (its own thread-safe connection pool, called from worker threads,
+    so any loop may use it) when the loop it was made on ends; made outside a loop, it closes
+    when it is collected."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+
+    async def close() -> None:
+        client.close()
+
+    at_loop_end(close)
+
+
+def build_chat_model(
+    spec: ModelSpec, models: ModelsSettings, max_tokens: int | None
+) -> BaseChatModel:
+    """The LangChain chat model for `spec`, every request capped at `max_tokens` output tokens;
+    the SDK's own retries are off (ours handle them)."""
     from lme_bench.providers.fake import ScriptedChatModel
     from lme_bench.providers.fake_policies import POLICIES
 
-    common: dict[str, Any] = {}
+    if max_tokens is None:
+        raise ProviderConfigError(f"[models] {spec.role}: every request needs an output cap")
+    common: dict[str, Any] = {"max_tokens": max_tokens}
     if models.temperature is not None:
         common["temperature"] = models.temperature
-    if models.max_tokens is not None:
-        common["max_tokens"] = models.max_tokens
     if spec.kind == "fake":
         policy = POLICIES.get(spec.model)
         if policy is None:
@@ -190,31 +211,44 @@ def build_chat_model(spec: ModelSpec, models: ModelsSettings) -> BaseChatModel:
                 f"[models] {spec.role}: unknown fake model {spec.model!r} ({known})"
             )
         return ScriptedChatModel(
-            model_name=spec.model, script=[policy], latency_s=spec.provider_settings.latency_s
+            model_name=spec.model,
+            script=[policy],
+            latency_s=spec.provider_settings.latency_s,
+            max_tokens=max_tokens,
         )
     if spec.kind in ("openai", "openai-compatible"):
         from langchain_openai import ChatOpenAI
+
+        from lme_bench.providers.http_clients import model_http_client
 
         key = api_key(spec) or "not-needed"
         base_url = openai_base_url(spec)
         if models.seed is not None:
             common["seed"] = models.seed
+        if spec.kind == "openai-compatible":
+            # LangChain sends the cap as OpenAI's newer `max_completion_tokens`, which servers
+            # such as llama.cpp's ignore (they then generate until the context is full); every
+            # OpenAI-compatible server reads `max_tokens`.
+            common["extra_body"] = {"max_tokens": common.pop("max_tokens")}
         return ChatOpenAI(
             model=spec.model,
             api_key=SecretStr(key),
             base_url=base_url,
             timeout=models.timeout_s,
             max_retries=0,
+            http_async_client=model_http_client(base_url),  # safe on every event loop
             **common,
         )
     if spec.kind == "bedrock":
         from langchain_aws import ChatBedrockConverse
 
-        return ChatBedrockConverse(
+        model = ChatBedrockConverse(
             model=spec.model,
             region_name=spec.provider_settings.region,
             base_url=spec.provider_settings.base_url,
             config=bedrock_client_config(models.timeout_s),
             **common,
         )
+        close_at_loop_end(model.client)
+        return model
     raise ProviderConfigError(f"[models] {spec.role}: unsupported provider kind {spec.kind!r}")

@@ -72,6 +72,9 @@ class ScriptedChatModel(BaseChatModel):
         default=0, description="every Nth call (not throttled) raises ProviderUnavailable"
     )
     fault_cause: Literal["timeout", "connection", "server"] = "server"
+    max_tokens: int | None = Field(
+        default=None, description="a text reply longer than this many words is cut, as 'length'"
+    )
     _calls: list[RecordedCall] = PrivateAttr(default_factory=list)
     _attempts: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -113,12 +116,26 @@ class ScriptedChatModel(BaseChatModel):
         elif callable(reply):
             reply = reply(messages)
         message = reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply))
+        message = self._capped(message)
         usage = {
             "input_tokens": sum(_words(m.content) for m in messages),
             "output_tokens": _words(message.content) + 8 * len(message.tool_calls),
         }
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
         return message.model_copy(update={"usage_metadata": usage})
+
+    def _capped(self, message: AIMessage) -> AIMessage:
+        """The reply with its finish reason, a text reply cut at `max_tokens` words as a real
+        server stops at the cap."""
+        reason = "tool_calls" if message.tool_calls else "stop"
+        update: dict[str, Any] = {}
+        words = str(message.content).split()
+        cap = self.max_tokens
+        if cap is not None and isinstance(message.content, str) and len(words) > cap:
+            update["content"] = " ".join(words[:cap])
+            reason = "length"
+        update["response_metadata"] = {**message.response_metadata, "finish_reason": reason}
+        return message.model_copy(update=update)
 
     def _generate(
         self,

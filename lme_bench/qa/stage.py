@@ -14,9 +14,8 @@ from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
 from lme_bench.metrics.ranking_metrics import is_evidence
-from lme_bench.providers.calls import CallAccount, CountedModel
+from lme_bench.providers.calls import CallAccount, CountedModel, set_call_columns
 from lme_bench.providers.factory import model_for, parse_model
-from lme_bench.providers.retry import set_retry_columns
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.qa.strategies import Answerer
 from lme_bench.results.qa_tables import HypothesisRow
@@ -54,7 +53,7 @@ async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) 
     finally:
         await system.close()
     row.llm_calls = account.calls
-    set_retry_columns(row, account.retries)
+    set_call_columns(row, account)
     row.input_tokens, row.output_tokens = account.input_tokens, account.output_tokens
     row.seconds = time.perf_counter() - started
     return row

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from lme_bench.common.row_schema import Int64, row_fields, rows_table, table_schema
 
-SCHEMA_VERSION = "3"  # 2: judges' readable verdicts; 3: retries by cause
+SCHEMA_VERSION = "4"  # 2: judges' readable verdicts; 3: retries by cause; 4: capped, timeouts
 
 
 @dataclass
@@ -37,6 +37,8 @@ class HypothesisRow:
     retries_timeout: int = 0
     retries_connection: int = 0
     retries_server: int = 0
+    capped_replies: int = 0  # replies the output cap cut short (finish_reason "length")
+    timeouts: int = 0  # call attempts that timed out, retried or not
     seconds: float = 0.0
     status: str = "ok"  # ok | error
     error: str | None = None
@@ -66,6 +68,8 @@ class ScoreRow:
     retries_timeout: int = 0
     retries_connection: int = 0
     retries_server: int = 0
+    capped_replies: int = 0  # replies the output cap cut short (finish_reason "length")
+    timeouts: int = 0  # call attempts that timed out, retried or not
     seconds: float = 0.0
     error: str | None = None
 

@@ -51,14 +51,14 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
         return {
             "search": _search_settings(settings),
             "qa": settings.qa.model_dump(mode="json", exclude={"prompts_dir"}),
-            "model": model_settings(settings, settings.models.qa),
+            "model": model_settings(settings, "qa"),
             "prompts": load_qa_prompts(settings.qa.prompts_dir).hashes,
         }
     if stage == "judge":
         judge = settings.judge
         return {
             "judge": judge.model_dump(mode="json", exclude={"prompts_dir"}),
-            "model": model_settings(settings, settings.models.judge),
+            "model": model_settings(settings, "judge"),
             "second_provider": provider_settings(settings, judge.second_model),
             "prompts": judge_prompts(judge).hashes,
         }
@@ -73,8 +73,8 @@ def memory_scope(settings: Settings, run_id: str) -> str:
     return run_id
 
 
-# How long an answer took and how often it was retried do not change what is judged.
-_VOLATILE = frozenset({"seconds", *RETRY_COLUMNS})
+# How long an answer took, how often it was retried or timed out do not change what is judged.
+_VOLATILE = frozenset({"seconds", "timeouts", *RETRY_COLUMNS})
 
 
 def upstream_digest(value: Any) -> str:

@@ -44,7 +44,7 @@ def _counted(url: str, models: ModelsSettings) -> CountedModel:
     settings = ProviderSettings(kind="bedrock", region="us-east-1", base_url=url)
     spec = ModelSpec("qa", "bedrock", MODEL, "bedrock", settings)
     policy = dataclasses.replace(retry_policy(spec, models), base_s=0.001, throttle_base_s=0.001)
-    return CountedModel(build_chat_model(spec, models), policy)
+    return CountedModel(build_chat_model(spec, models, 512), policy)
 
 
 def _ask(model: CountedModel) -> AIMessage:

@@ -65,8 +65,8 @@ def test_fake_and_configured_models_build(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     settings = _settings(tmp_path, '[models]\nagent = "fake:echo"\njudge = "openai:gpt-4o"\n')
     agent, judge = check_models(settings)
-    assert isinstance(build_chat_model(agent, settings.models), ScriptedChatModel)
-    assert build_chat_model(judge, settings.models).model_name == "gpt-4o"  # type: ignore[attr-defined]
+    assert isinstance(build_chat_model(agent, settings.models, 64), ScriptedChatModel)
+    assert build_chat_model(judge, settings.models, 10).model_name == "gpt-4o"  # type: ignore[attr-defined]
     assert parse_model("qa", "openai:gpt-4o:2024", settings).model == "gpt-4o:2024"
     with pytest.raises(ProviderConfigError, match="expected 'provider:model'"):
         parse_model("qa", "gpt-4o", settings)

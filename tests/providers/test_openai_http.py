@@ -20,7 +20,9 @@ def add_entry(summary: str) -> str:
     return "enqueued"
 
 
-def _model(base_url: str, monkeypatch: pytest.MonkeyPatch, **models: object):  # type: ignore[no-untyped-def]
+def _model(  # type: ignore[no-untyped-def]
+    base_url: str, monkeypatch: pytest.MonkeyPatch, max_tokens: int = 512, **models: object
+):
     monkeypatch.setenv("LOCAL_KEY", "sk-local-canary")
     settings = load_settings(None)
     settings = settings.model_copy(
@@ -30,7 +32,7 @@ def _model(base_url: str, monkeypatch: pytest.MonkeyPatch, **models: object):  #
         }
     )
     (spec,) = check_models(settings, roles=("qa",))
-    return build_chat_model(spec, settings.models)
+    return build_chat_model(spec, settings.models, max_tokens)
 
 
 def _provider(base_url: str):  # type: ignore[no-untyped-def]
@@ -47,6 +49,8 @@ def test_plain_reply_with_usage_key_and_params(monkeypatch: pytest.MonkeyPatch) 
     assert reply.usage_metadata and reply.usage_metadata["input_tokens"] == 11
     body = fake.requests[0]
     assert body["model"] == "tiny-llm" and body["temperature"] == 0.0 and body["seed"] == 7
+    # the cap in the field every OpenAI-compatible server reads (llama.cpp ignores the other)
+    assert body["max_tokens"] == 10 and "max_completion_tokens" not in body
     assert body["messages"][-1] == {"role": "user", "content": "What colour?"}
     assert fake.headers[0]["authorization"] == "Bearer sk-local-canary"
 
