@@ -17,7 +17,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
@@ -99,13 +99,16 @@ class SessionAgent:
             ("add_entry", "put_context") if settings.mode == "agentic" else ("put_context",)
         )
 
-    async def _call(self, text: str) -> list[dict[str, Any]]:
-        reply = await self.model.ainvoke([self.system, HumanMessage(text)])
-        return [dict(call) for call in reply.tool_calls]
+    async def _call(self, text: str) -> AIMessage:
+        return await self.model.ainvoke([self.system, HumanMessage(text)])
 
-    def _take(self, calls: list[dict[str, Any]], observed: Observed | None) -> str | None:
+    def _take(self, reply: AIMessage, observed: Observed | None) -> str | None:
         self.writes.apply(
-            calls, observed, cap=self.settings.max_tool_calls_per_turn, allowed=self.allowed
+            [dict(call) for call in reply.tool_calls],
+            observed,
+            cap=self.settings.max_tool_calls_per_turn,
+            allowed=self.allowed,
+            unparsed=[dict(call) for call in reply.invalid_tool_calls],
         )
         return self.writes.context
 

@@ -6,6 +6,8 @@ of recent messages and step cap), with the tools the memory system hands out
 Calls are made as the model asks for them, within the per-turn cap; unlike our own tools they
 cannot be buffered, since only the server knows what its tools do. A tool's error goes back to
 the model with the next message, as its results do; a lost server raises and fails the session.
+A call naming no tool the agent has, or whose arguments did not parse or do not fit the tool's
+schema (agent/arguments.py), is not made: it is counted by reason, and the model is told.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
+from lme_bench.agent.arguments import argument_problem
 from lme_bench.agent.prompts import AgentPrompts
 from lme_bench.agent.session import SessionState, next_window, run_graph, start_state
 from lme_bench.agent.tool_prompts import tool_observe_text, tool_session_end_text
+from lme_bench.agent.tools import INVALID_ARGUMENTS, UNKNOWN_TOOL, UNPARSABLE_ARGUMENTS
 from lme_bench.common.stop_signal import check_stopping
 from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.views import SessionView
@@ -35,7 +39,8 @@ class ToolCalls:
 
     asked: Counter[str] = field(default_factory=Counter)
     made: Counter[str] = field(default_factory=Counter)
-    dropped: int = 0
+    dropped: int = 0  # calls past the per-turn cap
+    unusable: Counter[str] = field(default_factory=Counter)  # not made, by reason
     problems: list[str] = field(default_factory=list)
     history: list[tuple[str, str]] = field(default_factory=list)  # (tool, "ok" | "error")
     last_results: list[tuple[str, str]] = field(default_factory=list)  # (tool, result text)
@@ -75,9 +80,21 @@ class ToolSessionAgent:
         self.tools = {tool.name: tool for tool in tools}
         self.calls = ToolCalls()
 
+    def _unusable(
+        self, results: list[tuple[str, str]], name: str, reason: str, problem: str
+    ) -> None:
+        self.calls.unusable[reason] += 1
+        self.calls.problems.append(f"{name}: {problem}")
+        self.calls.history.append((name, "error"))
+        results.append((name, f"error: {problem}"))
+
     async def _step(self, text: str) -> None:
         reply = await self.model.ainvoke([self.system, HumanMessage(text)])
         results: list[tuple[str, str]] = []
+        for unparsed in reply.invalid_tool_calls:
+            name = unparsed.get("name") or ""
+            self.calls.asked[name] += 1
+            self._unusable(results, name, UNPARSABLE_ARGUMENTS, "the arguments are not JSON")
         for number, call in enumerate(reply.tool_calls):
             name = call["name"]
             self.calls.asked[name] += 1
@@ -86,9 +103,11 @@ class ToolSessionAgent:
                 continue
             tool = self.tools.get(name)
             if tool is None:
-                self.calls.problems.append(f"unknown tool {name!r}")
-                self.calls.history.append((name, "error"))
-                results.append((name, f"error: no tool named {name!r}"))
+                self._unusable(results, name, UNKNOWN_TOOL, f"no tool named {name!r}")
+                continue
+            problem = argument_problem(tool, call.get("args"))
+            if problem is not None:
+                self._unusable(results, name, INVALID_ARGUMENTS, problem)
                 continue
             call_id = call.get("id") or f"call_{sum(self.calls.asked.values())}"
             message = await tool.ainvoke({**call, "id": call_id, "type": "tool_call"})

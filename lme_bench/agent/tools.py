@@ -4,15 +4,20 @@ The LLM sees `add_entry(summary)` and `put_context(content)` only: vault and mem
 injected in code, the raw entry is the observed message itself, and every entry is tagged with
 the opaque session key, turn index, role and session date it came from. Calls are buffered for
 the session and written when it ends, so a session either lands whole or is redone cleanly.
+
+A call the harness cannot use is counted by its reason (`UNUSABLE_REASONS`): a tool the mode
+does not offer, arguments that did not parse as JSON (the provider's `invalid_tool_calls`), or
+arguments that do not validate against the tool's schema (or whose text is empty).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from lme_bench.backends.entry_system import entry_summary
 from lme_bench.backends.entry_types import NewEntry
@@ -32,6 +37,12 @@ class put_context(BaseModel):
 
 AGENTIC_TOOLS: list[type[BaseModel]] = [add_entry, put_context]
 CONTEXT_TOOLS: list[type[BaseModel]] = [put_context]
+_SCHEMAS: dict[str, type[BaseModel]] = {tool.__name__: tool for tool in AGENTIC_TOOLS}
+
+UNKNOWN_TOOL = "unknown-tool"
+UNPARSABLE_ARGUMENTS = "unparsable-arguments"
+INVALID_ARGUMENTS = "invalid-arguments"
+UNUSABLE_REASONS = (UNKNOWN_TOOL, UNPARSABLE_ARGUMENTS, INVALID_ARGUMENTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +63,8 @@ class SessionWrites:
     entries: list[NewEntry] = field(default_factory=list)
     context: str | None = None
     tool_calls: Counter[str] = field(default_factory=Counter)
-    dropped_calls: int = 0
+    dropped_calls: int = 0  # usable calls left out: past the per-turn cap, a second add_entry
+    unusable: Counter[str] = field(default_factory=Counter)  # by reason (UNUSABLE_REASONS)
     problems: list[str] = field(default_factory=list)
 
     def apply(
@@ -62,33 +74,56 @@ class SessionWrites:
         *,
         cap: int,
         allowed: tuple[str, ...],
+        unparsed: Sequence[dict[str, Any]] = (),
     ) -> None:
-        """Take the model's tool calls for one step, within the per-turn cap."""
+        """Take the model's tool calls for one step, within the per-turn cap; `unparsed`: the
+        calls whose arguments did not parse (counted, never used)."""
+        for call in unparsed:
+            name = str(call.get("name") or "")
+            self.tool_calls[name] += 1
+            self._unusable(UNPARSABLE_ARGUMENTS, f"{name or 'a tool call'}: arguments not JSON")
         entry_written = False
         for number, call in enumerate(calls):
-            name, args = call.get("name", ""), call.get("args") or {}
+            name = call.get("name", "")
             self.tool_calls[name] += 1
             if number >= cap:
                 self.dropped_calls += 1
                 continue
             if name not in allowed:
-                self.problems.append(f"unknown tool {name!r}")
-            elif name == "put_context":
-                content = str(args.get("content") or "").strip()
-                if content:
-                    self.context = content
-                else:
-                    self.problems.append("put_context without content")
+                self._unusable(UNKNOWN_TOOL, f"unknown tool {name!r}")
+                continue
+            args = self._valid_args(name, call.get("args"))
+            if args is None:
+                continue
+            if name == "put_context":
+                self.context = args["content"]
             elif observed is None or entry_written:
                 self.dropped_calls += 1  # one entry per observed message
             else:
-                entry_written = self._entry(args, observed)
+                self._entry(args["summary"], observed)
+                entry_written = True
 
-    def _entry(self, args: dict[str, Any], observed: Observed) -> bool:
-        summary = str(args.get("summary") or "").strip()
-        if not summary:
-            self.problems.append("add_entry without summary")
-            return False
+    def _unusable(self, reason: str, problem: str) -> None:
+        self.unusable[reason] += 1
+        self.problems.append(problem)
+
+    def _valid_args(self, name: str, args: Any) -> dict[str, str] | None:
+        """The call's arguments, their text stripped, when they validate and the text is not
+        empty; else None, counted as invalid."""
+        try:
+            parsed = _SCHEMAS[name].model_validate(args if args is not None else {})
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "arguments"
+            self._unusable(INVALID_ARGUMENTS, f"{name}: {where}: {first['msg']}")
+            return None
+        values = {key: str(value).strip() for key, value in parsed.model_dump().items()}
+        if not all(values.values()):
+            self._unusable(INVALID_ARGUMENTS, f"{name} without {', '.join(values)}")
+            return None
+        return values
+
+    def _entry(self, summary: str, observed: Observed) -> None:
         summary = entry_summary(summary)
         tags = {
             "session_key": observed.session_key,
@@ -98,4 +133,3 @@ class SessionWrites:
             "source": "agent",
         }
         self.entries.append(NewEntry(raw_entry=observed.content, summary=summary, tags=tags))
-        return True

@@ -135,6 +135,7 @@ class AgentIngestor:
             entries_written=len(writes.entries),
             context_chars=len(context or ""),
             dropped_tool_calls=writes.dropped_calls,
+            unusable_tool_calls=dict(writes.unusable),
             status=run.status,
             error=run.error or ("; ".join(writes.problems) or None),
         )

@@ -101,6 +101,7 @@ class ToolAgentIngestor:
         record.tool_calls = dict(calls.asked)
         record.memory_calls = {**calls.made, "wait_until_ready": 1}
         record.dropped_tool_calls = calls.dropped
+        record.unusable_tool_calls = dict(calls.unusable)
         record.status = run.status
         record.error = run.error or ("; ".join(calls.problems) or None)
         set_retry_columns(record, account.retries)

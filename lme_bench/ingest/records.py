@@ -28,7 +28,9 @@ class SessionRecord:
     retries_server: int = 0
     entries_written: int = 0
     context_chars: int = 0
-    dropped_tool_calls: int = 0
+    dropped_tool_calls: int = 0  # usable calls left out: past the per-turn cap, a 2nd add_entry
+    # calls not made, by reason: unknown-tool | unparsable-arguments | invalid-arguments
+    unusable_tool_calls: dict[str, int] = field(default_factory=dict)
     status: str = "ok"  # ok | step-cap | error
     error: str | None = None
     resumed: bool = False  # taken from a checkpoint of an earlier attempt
@@ -37,6 +39,7 @@ class SessionRecord:
         # shallow: dataclasses.asdict deep-copies, which costs most of writing a big run
         row = {name: getattr(self, name) for name in _FIELD_NAMES}
         row["tool_calls"], row["memory_calls"] = dict(self.tool_calls), dict(self.memory_calls)
+        row["unusable_tool_calls"] = dict(self.unusable_tool_calls)
         return row
 
     @classmethod

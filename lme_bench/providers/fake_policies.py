@@ -5,6 +5,11 @@ fake:note-taker   a rule-based memory agent: add_entry for each observed user me
                   put_context when one is due and at session end (keeps runs key-free)
 fake:kg-note-taker  a rule-based memory agent for a knowledge-graph server's own tools: an
                   entity per session holding its user messages (providers/fake_kg.py)
+fake:prose-only   a memory agent that answers in prose and never calls a tool (as small models
+                  often do): its memory stays empty
+fake:clumsy-tools a memory agent none of whose tool calls can be used: per message an unknown
+                  tool, arguments that are not JSON and add_entry without its summary; at
+                  session end put_context without content
 fake:dont-know    answers every question with "I don't know." (a QA floor)
 fake:quote-memory answers with the first remembered entry it is shown (a QA stand-in)
 fake:match-judge  says yes when the response contains the gold answer (a judge stand-in)
@@ -130,6 +135,35 @@ def unreliable_judge(messages: list[BaseMessage]) -> AIMessage:
     return match_judge(messages) if bad is None else AIMessage(content=bad)
 
 
+def prose_only(messages: list[BaseMessage]) -> AIMessage:
+    """Says what it would note, in text, instead of calling a tool."""
+    observed = _OBSERVED.search(str(messages[-1].content))
+    about = " ".join(observed.group("text").split())[:80] if observed else "this session"
+    return AIMessage(content=f"I will remember this: {about}")
+
+
+def clumsy_tools(messages: list[BaseMessage]) -> AIMessage:
+    """Tool calls that miss: a tool nobody offers, arguments cut off mid-JSON (the provider
+    reports them as invalid_tool_calls), arguments under the wrong name; put_context empty."""
+    text = str(messages[-1].content)
+    observed = _OBSERVED.search(text)
+    if observed is None:
+        return AIMessage(content="", tool_calls=[_call("put_context")])
+    said = " ".join(observed.group("text").split())[:120]
+    unparsable = {
+        "name": "add_entry",
+        "args": '{"summary": "' + said[:40],
+        "id": f"fake_{next(_ids)}",
+        "error": "Function add_entry arguments are not valid JSON",
+        "type": "invalid_tool_call",
+    }
+    return AIMessage(
+        content="",
+        tool_calls=[_call("save_memory", note=said), _call("add_entry", text=said)],
+        invalid_tool_calls=[unparsable],
+    )
+
+
 def dont_know(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content="I don't know.")
 
@@ -142,6 +176,8 @@ POLICIES: dict[str, Callable[[list[BaseMessage]], AIMessage]] = {
     "echo": echo_last_message,
     "note-taker": note_taker,
     "kg-note-taker": KG_NOTE_TAKER,
+    "prose-only": prose_only,
+    "clumsy-tools": clumsy_tools,
     "dont-know": dont_know,
     "quote-memory": quote_memory,
     "match-judge": match_judge,

@@ -12,7 +12,7 @@ from lme_bench.common.row_schema import row_fields, rows_table, table_schema
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.retry import retries_text, retry_totals
 
-SCHEMA_VERSION = "2"  # 2: retries by cause
+SCHEMA_VERSION = "3"  # 2: retries by cause; 3: unusable tool calls
 
 INGEST_SCHEMA = table_schema("ingest", SCHEMA_VERSION, row_fields(SessionRecord))
 
@@ -28,9 +28,11 @@ def ingest_totals(records: Sequence[SessionRecord]) -> dict[str, Any]:
     llm_calls = sum(r.llm_calls for r in records)
     tool_calls: Counter[str] = Counter()
     memory_calls: Counter[str] = Counter()
+    unusable: Counter[str] = Counter()
     for record in records:
         tool_calls.update(record.tool_calls)
         memory_calls.update(record.memory_calls)
+        unusable.update(record.unusable_tool_calls)
     return {
         "modes": sorted({r.mode for r in records}),
         "questions": questions,
@@ -40,6 +42,8 @@ def ingest_totals(records: Sequence[SessionRecord]) -> dict[str, Any]:
         "llm_calls_per_turn": round(llm_calls / turns, 3) if turns else None,
         "tool_calls": dict(sorted(tool_calls.items())),
         "memory_calls": dict(sorted(memory_calls.items())),
+        "unusable_tool_calls": dict(sorted(unusable.items())),
+        "dropped_tool_calls": sum(r.dropped_tool_calls for r in records),
         "input_tokens": sum(r.input_tokens for r in records),
         "output_tokens": sum(r.output_tokens for r in records),
         **retry_totals(records),
@@ -48,6 +52,16 @@ def ingest_totals(records: Sequence[SessionRecord]) -> dict[str, Any]:
         "resumed_sessions": sum(r.resumed for r in records),
         "seconds": round(sum(r.seconds for r in records), 3),
     }
+
+
+def _tool_call_text(totals: dict[str, Any]) -> str:
+    """The memory agent's tool calls the harness could not use or left out ("" without one)."""
+    if not totals["llm_calls"]:
+        return ""
+    unusable = totals.get("unusable_tool_calls") or {}
+    reasons = ", ".join(f"{k} {v}" for k, v in unusable.items())
+    text = f" Unusable tool calls: {sum(unusable.values())}" + (f" ({reasons})" if reasons else "")
+    return text + f"; {totals.get('dropped_tool_calls', 0)} left out over the caps."
 
 
 def totals_markdown(totals: dict[str, Any]) -> str:
@@ -60,7 +74,8 @@ def totals_markdown(totals: dict[str, Any]) -> str:
             f"turns; {totals['llm_calls']} LLM calls ({totals['llm_calls_per_turn']} per turn), "
             f"{totals['input_tokens']} input / {totals['output_tokens']} output tokens, "
             f"{retries_text(totals)}; memory calls: {calls}; "
-            f"{totals['sessions_not_ok']} sessions not ok, {totals['resumed_sessions']} resumed.",
+            f"{totals['sessions_not_ok']} sessions not ok, {totals['resumed_sessions']} resumed."
+            + _tool_call_text(totals),
             "",
         ]
     )
