@@ -6,16 +6,14 @@ of the provider's limiter, are retried by cause, and are counted in a `CallAccou
 like the memory agent's, QA's and the judge's.
 
 Async calls run on the caller's event loop. A synchronous call (mem0 calls its model
-synchronously) runs the same async path on its own loop, in a worker thread when the calling
-thread already runs a loop; the limiter's slots work across loops.
+synchronously) runs the same async path on the process's loop for synchronous calls
+(lme_bench.providers.sync_bridge); the limiter's slots work across loops.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -28,6 +26,7 @@ from pydantic import ConfigDict, Field
 from lme_bench.common.limits import Limiter
 from lme_bench.providers.calls import CallAccount
 from lme_bench.providers.retry import RetryPolicy, call_with_retry
+from lme_bench.providers.sync_bridge import run_sync
 
 
 class AccountedChatModel(BaseChatModel):
@@ -91,10 +90,4 @@ class AccountedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        call = self._agenerate(messages, stop, **kwargs)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(call)
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, call).result()
+        return run_sync(self._agenerate(messages, stop, **kwargs))

@@ -14,7 +14,6 @@ SDKs are imported only when a model of theirs is built. Keys come from the envir
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -22,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import SecretStr
 
-from lme_bench.common.loop_end import at_loop_end
 from lme_bench.config.settings import ModelsSettings, ProviderSettings, Settings
 from lme_bench.providers.errors import ProviderConfigError
 from lme_bench.providers.retry import RetryPolicy
@@ -32,7 +30,6 @@ if TYPE_CHECKING:  # LangChain is imported only when a model is built (a raw run
 
 ProviderKind = Literal["openai", "openai-compatible", "bedrock", "fake"]
 BUILT_IN: dict[str, ProviderKind] = {"openai": "openai", "bedrock": "bedrock", "fake": "fake"}
-_CONNECT_TIMEOUT_S = 10.0  # an endpoint that takes longer to accept is not there
 _SDK = {
     "openai": "langchain_openai",
     "openai-compatible": "langchain_openai",
@@ -161,35 +158,6 @@ def model_for(role: str, settings: Settings) -> tuple[BaseChatModel, RetryPolicy
     return model, retry_policy(spec, settings.models), spec
 
 
-def bedrock_client_config(timeout_s: float) -> Any:
-    """botocore settings for Bedrock: one attempt per call, as ours are the only retries
-    (`max_attempts` counts retries after the first call, so it would be 2 calls; the total
-    is `total_max_attempts`, which wins over AWS_MAX_ATTEMPTS and ~/.aws/config), and
-    `timeout_s` for each read."""
-    from botocore.config import Config
-
-    return Config(
-        retries={"total_max_attempts": 1, "mode": "standard"},
-        read_timeout=timeout_s,
-        connect_timeout=min(timeout_s, _CONNECT_TIMEOUT_S),
-    )
-
-
-def close_at_loop_end(client: Any) -> None:
-    """Close a botocore client (its own thread-safe connection pool, called from worker threads,
-    so any loop may use it) when the loop it was made on ends; made outside a loop, it closes
-    when it is collected."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return
-
-    async def close() -> None:
-        client.close()
-
-    at_loop_end(close)
-
-
 def build_chat_model(
     spec: ModelSpec, models: ModelsSettings, max_tokens: int | None
 ) -> BaseChatModel:
@@ -240,15 +208,10 @@ def build_chat_model(
             **common,
         )
     if spec.kind == "bedrock":
-        from langchain_aws import ChatBedrockConverse
+        from lme_bench.providers.bedrock import bedrock_chat_model
 
-        model = ChatBedrockConverse(
-            model=spec.model,
-            region_name=spec.provider_settings.region,
-            base_url=spec.provider_settings.base_url,
-            config=bedrock_client_config(models.timeout_s),
-            **common,
+        settings = spec.provider_settings
+        return bedrock_chat_model(
+            spec.model, settings.region, settings.base_url, models.timeout_s, **common
         )
-        close_at_loop_end(model.client)
-        return model
     raise ProviderConfigError(f"[models] {spec.role}: unsupported provider kind {spec.kind!r}")
