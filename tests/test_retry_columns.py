@@ -59,7 +59,7 @@ def _score(question_id: str, count: RetryCount) -> ScoreRow:
 
 
 @pytest.mark.parametrize(
-    ("schema", "version"), [(INGEST_SCHEMA, b"2"), (HYPOTHESES_SCHEMA, b"3"), (SCORES_SCHEMA, b"3")]
+    ("schema", "version"), [(INGEST_SCHEMA, b"3"), (HYPOTHESES_SCHEMA, b"3"), (SCORES_SCHEMA, b"3")]
 )
 def test_one_column_per_cause_follows_the_total(schema: pa.Schema, version: bytes) -> None:
     names = schema.names

@@ -18,6 +18,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import QuestionView, make_view
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
+from lme_bench.ingest.health import UNCHECKED, entry_memory_health, searched_health
 from lme_bench.ingest.raw import ingest_raw
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.ingest.titles import memory_title
@@ -53,6 +54,7 @@ class IngestOutcome:
     sessions: list[SessionRecord] = field(default_factory=list)
     ingestion_id: str = ""  # which ingestion filled the memory (see Checkpoints.begin_ingestion)
     system_usage: Usage = field(default_factory=Usage)  # the memory system's own calls
+    ingest_health: str = UNCHECKED  # ok | empty: what the memory holds after (ingest/health.py)
 
     @property
     def turns(self) -> int:
@@ -242,6 +244,12 @@ async def _ingest_question(
                 f"question {ref.question_id}: memory {title!r} "
                 "holds nothing; run the ingest stage for this run first"
             )
+        if backend is not None:
+            health = await entry_memory_health(backend, vault_id, memory_id, entries)
+        else:
+            health = await searched_health(system, memory_id, view)
+        for record in sessions:
+            record.ingest_health = health
         usage = system.usage()
     finally:
         checkpoints.close()
@@ -255,6 +263,7 @@ async def _ingest_question(
         sessions=sessions,
         ingestion_id=ingestion_id,
         system_usage=usage,
+        ingest_health=health,
     )
 
 

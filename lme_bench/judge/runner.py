@@ -120,8 +120,10 @@ def attribute(
     label: bool | None,
     readable: bool | None,
     status: str,
+    memory_empty: bool = False,
 ) -> str:
-    """Why a question scored as it did, from what the pipeline saw at each stage."""
+    """Why a question scored as it did, from what the pipeline saw at each stage;
+    `memory_empty`: its ingestion left the memory holding nothing to answer from."""
     if not ingested:
         return "ingestion-failed"
     if not answered:
@@ -132,6 +134,8 @@ def attribute(
         return "correct"
     if readable is False:
         return "judge-unreadable"  # no yes or no in the reply: wrong by the official rule
+    if memory_empty:
+        return "memory-empty"
     if evidence_in_context is None:
         return "answered-wrong"  # no evidence turns to look for (abstention, assistant-only)
     return "retrieved-not-answered" if evidence_in_context else "evidence-not-retrieved"

@@ -52,6 +52,7 @@ class QuestionView:
     verdicts: list[ScoreRow]  # first judgment (repeat 0) of each judge, primary judge first
     retrieved: list[RetrievedTurn] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # what failed, stage by stage
+    notes: list[str] = field(default_factory=list)  # what the figures rest on, not a failure
 
     @property
     def wrong(self) -> bool:
@@ -103,8 +104,10 @@ def question_view(
     verdicts: list[ScoreRow],
     turn_ranking: RetrievalRow | None,
     run_error: str | None,
+    memory_empty: bool = False,
 ) -> QuestionView:
     errors = [f"run: {run_error}"] if run_error else []
+    notes = ["memory empty after ingestion: it stored nothing"] if memory_empty else []
     if turn_ranking is not None and turn_ranking.status != "ok":
         errors.append(f"retrieval: {turn_ranking.error or turn_ranking.status}")
     if hypothesis is not None and hypothesis.status != "ok":
@@ -122,7 +125,7 @@ def question_view(
         instance.answer,
         instance.question_date,
     )
-    return QuestionView(asked, hypothesis, verdicts, retrieved, errors)
+    return QuestionView(asked, hypothesis, verdicts, retrieved, errors, notes)
 
 
 def _text(value: str | None) -> str:
@@ -180,6 +183,8 @@ def question_card(view: QuestionView) -> str:
     if hypothesis is not None and hypothesis.evidence_in_context is not None:
         held = "yes" if hypothesis.evidence_in_context else "no"
         rows.append(("evidence in the reader's context", held))
+    if view.notes:
+        rows.append(("note", "<br>".join(escape(n) for n in view.notes)))
     if view.errors:
         rows.append(("failed", "<br>".join(escape(e) for e in view.errors)))
     facts = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows)

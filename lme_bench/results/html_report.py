@@ -17,6 +17,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.html_chart import Bar, bars_svg
 from lme_bench.results.html_questions import QuestionView, question_card, question_view
+from lme_bench.results.ingest_table import empty_memory_text
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.results.summary import SHOWN_METRICS, summary_table
 from lme_bench.retrieval.official_ids import RetrievalRow
@@ -189,6 +190,13 @@ def render_report(
             f'<p class="wrong"><b>Incomplete run</b>: {incomplete["failed"]} question(s) failed; '
             "the figures leave them out.</p>"
         )
+    health = summary.get("memory_health") or {}
+    empty = empty_memory_text(health)
+    if empty:
+        banner += (
+            f'<p class="wrong" id="memory-empty"><b>Empty memory</b>: {escape(empty)}. Empty: '
+            f"{escape(health['rule'])}.</p>"
+        )
     body = [
         f"<h1>{escape(title)}</h1>",
         banner,
@@ -229,6 +237,7 @@ def write_html_report(
     by_hypothesis = {h.question_id: h for h in hypotheses}
     by_turns = {r.question_id: r for r in retrieval if r.granularity == "turn"}
     first = {(s.question_id, s.judge): s for s in scores if s.repeat == 0}
+    empty = set((summary.get("memory_health") or {}).get("question_ids") or ())
     views = [
         question_view(
             ref.load(),
@@ -236,6 +245,7 @@ def write_html_report(
             [first[(ref.question_id, j)] for j in judges if (ref.question_id, j) in first],
             by_turns.get(ref.question_id),
             failed.get(ref.question_id),
+            ref.question_id in empty,
         )
         for ref in refs
     ]

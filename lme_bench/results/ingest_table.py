@@ -1,18 +1,20 @@
-"""ingest.parquet: one row per (question, session), and the run's ingestion totals."""
+"""ingest.parquet: one row per (question, session), the run's ingestion totals, and which
+questions' memories were left empty by their ingestion."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from lme_bench.common.row_schema import row_fields, rows_table, table_schema
+from lme_bench.ingest.health import EMPTY, UNCHECKED
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.retry import retries_text, retry_totals
 
-SCHEMA_VERSION = "3"  # 2: retries by cause; 3: unusable tool calls
+SCHEMA_VERSION = "3"  # 2: retries by cause; 3: unusable tool calls, ingest health
 
 INGEST_SCHEMA = table_schema("ingest", SCHEMA_VERSION, row_fields(SessionRecord))
 
@@ -78,4 +80,51 @@ def totals_markdown(totals: dict[str, Any]) -> str:
             + _tool_call_text(totals),
             "",
         ]
+    )
+
+
+EMPTY_RULE = (
+    "no entry and no context document; for a memory system without entries, no hit for any"
+    " search made of its own sessions' text after wait_until_ready"
+)
+SHOWN_IDS = 20
+
+
+def question_health(records: Sequence[SessionRecord], checked: Mapping[str, str]) -> dict[str, str]:
+    """Each question's ingest health: from `checked` (this run's ingestions), else from its
+    session rows (ingestions recorded earlier)."""
+    health = {r.question_id: r.ingest_health for r in records}
+    health.update({q: h for q, h in checked.items() if h != UNCHECKED})
+    return health
+
+
+def memory_health(health: Mapping[str, str]) -> dict[str, Any]:
+    """For the summary: questions checked, and those whose memory was left empty."""
+    empty = sorted(q for q, h in health.items() if h == EMPTY)
+    checked = sum(h != UNCHECKED for h in health.values())
+    return {"checked": checked, "empty": len(empty), "question_ids": empty, "rule": EMPTY_RULE}
+
+
+def _shown(ids: Sequence[str]) -> str:
+    return ", ".join(ids[:SHOWN_IDS]) + (" …" if len(ids) > SHOWN_IDS else "")
+
+
+def empty_memory_text(part: Mapping[str, Any]) -> str:
+    """One sentence naming the questions whose memory is empty ("" when none is)."""
+    if not part.get("empty"):
+        return ""
+    return (
+        f"memory empty after ingestion for {part['empty']} of {part['checked']} questions"
+        f" ({_shown(part['question_ids'])})"
+    )
+
+
+def empty_memory_markdown(part: Mapping[str, Any]) -> str:
+    """The summary's warning about empty memories ("" when there is none)."""
+    if not part.get("empty"):
+        return ""
+    return (
+        f"**Empty memory**: the ingestion of {part['empty']} of {part['checked']} questions"
+        f" stored nothing ({_shown(part['question_ids'])}). Empty: {part['rule']}. Their answers"
+        " cannot come from memory (attributed `memory-empty` when wrong)."
     )

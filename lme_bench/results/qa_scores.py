@@ -33,7 +33,10 @@ from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 
 def attribute_all(
-    scores: Sequence[ScoreRow], hypotheses: Sequence[HypothesisRow], ingested: set[str]
+    scores: Sequence[ScoreRow],
+    hypotheses: Sequence[HypothesisRow],
+    ingested: set[str],
+    empty_memories: frozenset[str] = frozenset(),
 ) -> None:
     by_question = {h.question_id: h for h in hypotheses}
     for row in scores:
@@ -45,6 +48,7 @@ def attribute_all(
             label=row.label,
             readable=row.readable,
             status=row.status,
+            memory_empty=row.question_id in empty_memories,
         )
 
 

@@ -20,7 +20,15 @@ from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.cost import cost_markdown, run_cost, system_markdown, system_usage
 from lme_bench.results.estimate_report import beside_spent, beside_spent_markdown, spent_by_stage
 from lme_bench.results.html_report import write_html_report
-from lme_bench.results.ingest_table import ingest_table, ingest_totals, totals_markdown
+from lme_bench.results.ingest_table import (
+    empty_memory_markdown,
+    empty_memory_text,
+    ingest_table,
+    ingest_totals,
+    memory_health,
+    question_health,
+    totals_markdown,
+)
 from lme_bench.results.manifest import build_manifest, write_manifest
 from lme_bench.results.qa_scores import (
     attribute_all,
@@ -95,7 +103,14 @@ def headline(summary: dict[str, Any]) -> str:
     session = summary.get("session", {}).get("overall", {})
     if session.get("n"):
         parts.append(f"session recall_all@5 {session['recall_all@5']:.3f} (n={session['n']})")
-    return "; ".join(parts) or "no figures"
+    empty = empty_memory_text(summary.get("memory_health") or {})
+    return "; ".join([*parts, empty] if empty else parts) or "no figures"
+
+
+def _with_banner(markdown: str, banner: str) -> str:
+    """`banner` as the paragraph after the summary's title."""
+    title, _, rest = markdown.partition("\n\n")
+    return f"{title}\n\n{banner}\n\n{rest}"
 
 
 def _with_incomplete_banner(markdown: str, run_id: str, failed: list[str], total: int) -> str:
@@ -103,10 +118,9 @@ def _with_incomplete_banner(markdown: str, run_id: str, failed: list[str], total
     shown = ", ".join(failed[:20]) + (" …" if len(failed) > 20 else "")
     banner = (
         f"**Incomplete run**: {len(failed)} of {total} questions failed ({shown}); the figures "
-        f"below leave them out. `lme-bench rerun {run_id}` redoes them.\n\n"
+        f"below leave them out. `lme-bench rerun {run_id}` redoes them."
     )
-    title, _, rest = markdown.partition("\n\n")
-    return f"{title}\n\n{banner}{rest}"
+    return _with_banner(markdown, banner)
 
 
 def write_run(
@@ -128,8 +142,12 @@ def write_run(
     )
     if records:
         write_parquet(run_dir / "ingest.parquet", ingest_table(run_id, records))
+    sessions = records or read_ingest(run_dir / "ingest.parquet")  # this run's, or recorded
     summary = summarize_retrieval(retrieval)
     summary["ingestion"] = ingest_totals(records)
+    checked = {o.question_id: o.ingest_health for o in results.outcomes}
+    summary["memory_health"] = memory_health(question_health(sessions, checked))
+    empty_memories = frozenset(summary["memory_health"]["question_ids"])
     title = f"lme-bench run {run_id} (search: {search_label(settings)})"
     markdown = summary_markdown(summary, title) + "\n" + totals_markdown(summary["ingestion"])
     if results.hypotheses is not None:
@@ -137,7 +155,7 @@ def write_run(
     if results.scores is not None:
         hypotheses = results.hypotheses or []
         ingested = {o.question_id for o in results.outcomes}
-        attribute_all(results.scores, hypotheses, ingested)
+        attribute_all(results.scores, hypotheses, ingested, empty_memories)
         write_parquet(run_dir / "scores.parquet", scores_table(run_id, results.scores))
         types = {r.question_id: r.question_type for r in refs}
         prompts = judge_prompts(settings.judge)
@@ -145,7 +163,6 @@ def write_run(
         markdown += "\n" + qa_markdown(summary["qa"])
         export_official(run_dir, hypotheses, results.scores)
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
-    sessions = records or read_ingest(run_dir / "ingest.parquet")  # this run's, or recorded
     system = system_usage(results.outcomes, settings)
     if system is not None:
         summary["memory_system"] = system
@@ -172,6 +189,8 @@ def write_run(
         markdown += "\n" + beside_spent_markdown(summary["estimate"])
     failed = sorted(results.failed)
     summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
+    if empty_memories:
+        markdown = _with_banner(markdown, empty_memory_markdown(summary["memory_health"]))
     if failed:
         markdown = _with_incomplete_banner(markdown, run_id, failed, len(refs))
     if "report" in settings.stages:
@@ -208,6 +227,7 @@ def write_run(
             "mode": settings.ingest.mode,
             "agent_model": settings.models.agent if settings.ingest.mode != "raw" else None,
             "entries": sum(o.entries for o in results.outcomes),
+            "empty_memories": sorted(empty_memories),
             **summary["ingestion"],
         },
         models={

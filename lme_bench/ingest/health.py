@@ -1,0 +1,63 @@
+"""Whether a question's memory holds anything once its ingestion is done: its ingest health.
+
+- `ok`: the memory holds something; `empty`: it holds nothing, so no answer can come from it;
+  `unchecked`: not looked at (rows written before the check existed).
+- A memory with an entry surface (Capability.ENTRIES) is empty when it holds no entry and no
+  context document: raw ingestion that stored entries and context-only ingestion that stored a
+  context are healthy, an agentic one that stored neither is not.
+- Any other system is asked through the protocol, which has no count of what a memory holds:
+  after `wait_until_ready` it is searched with text it was given (`probe_queries`: the first
+  user message of its first, middle and last sessions, then the longest word of each). The
+  protocol asks for hits without a score threshold, so a memory holding anything answers one
+  of them; a memory that answers none is reported empty. For a system whose search finds only
+  text holding the whole query as it is, `empty` means "found nothing with its own words".
+"""
+
+from __future__ import annotations
+
+import re
+
+from lme_bench.backends.entry_memory import EntryMemory
+from lme_bench.backends.protocol import MemorySystem
+from lme_bench.dataset.views import QuestionView
+
+HEALTHY = "ok"
+EMPTY = "empty"
+UNCHECKED = "unchecked"
+PROBE_CHARS = 200  # of a message searched as it is
+_WORD = re.compile(r"\w{4,}")
+
+
+def probe_queries(view: QuestionView) -> list[str]:
+    """Searches that find something in any memory built from `view`'s sessions: whole
+    messages first (as a lexical or vector search matches them), then single words (as a
+    search for the query as a substring does)."""
+    count = len(view.sessions)
+    picked = sorted({0, count // 2, count - 1}) if count else []
+    messages = []
+    for position in picked:
+        turns = view.sessions[position].turns
+        said = next((t.content for t in turns if t.role == "user" and t.content.strip()), None)
+        said = said or next((t.content for t in turns if t.content.strip()), None)
+        if said is not None:
+            messages.append(said.strip()[:PROBE_CHARS])
+    words = [max(_WORD.findall(m), key=len, default="") for m in messages]
+    return list(dict.fromkeys(q for q in [*messages, *words] if q))
+
+
+async def entry_memory_health(
+    backend: EntryMemory, vault_id: str, memory_id: str, entries: int
+) -> str:
+    """`entries`: what the memory was counted to hold after its ingestion."""
+    if entries:
+        return HEALTHY
+    return HEALTHY if await backend.get_context(vault_id, memory_id) else EMPTY
+
+
+async def searched_health(system: MemorySystem, memory_id: str, view: QuestionView) -> str:
+    """A system without an entry surface: healthy once a probe search finds a hit."""
+    await system.wait_until_ready(memory_id)
+    for query in probe_queries(view):
+        if await system.search(memory_id, query, question_date=view.question_date, k=1):
+            return HEALTHY
+    return EMPTY
