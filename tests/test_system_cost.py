@@ -12,7 +12,7 @@ def test_the_memory_systems_calls_are_summed_shown_and_priced() -> None:
     settings = Settings(models={"memory": "openai:gpt-4o-mini"})
     outcomes = [
         IngestOutcome("q1", "", "m1", 0, 1.0, system_usage=Usage(3, 1000, 200, 5, 40)),
-        IngestOutcome("q2", "", "m2", 0, 1.0, system_usage=Usage(2, 500, 100, 1, 8)),
+        IngestOutcome("q2", "", "m2", 0, 1.0, system_usage=Usage(2, 500, 100, 1, 8, 1, 2)),
     ]
     usage = system_usage(outcomes, settings)
     assert usage == {
@@ -23,8 +23,12 @@ def test_the_memory_systems_calls_are_summed_shown_and_priced() -> None:
         "output_tokens": 300,
         "embedding_calls": 6,
         "embedded_texts": 48,
+        "capped_replies": 1,
+        "timeouts": 2,
     }
-    assert "5 model calls (1500 input, 300 output tokens" in system_markdown(usage)
+    shown = system_markdown(usage)
+    assert "5 model calls (1500 input, 300 output tokens" in shown
+    assert "1 replies cut by the output cap, 2 timed-out attempts" in shown
     prices = {"openai:gpt-4o-mini": PriceSettings(input_per_mtok=1.0, output_per_mtok=10.0)}
     cost = run_cost(
         agent_model=None,

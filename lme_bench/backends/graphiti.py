@@ -40,6 +40,7 @@ from lme_bench.backends.graphiti_clients import (
     CountingEmbedder,
     KeepOrderReranker,
 )
+from lme_bench.backends.model_usage import model_account_counts, model_usage_since
 from lme_bench.backends.protocol import (
     BackendEnv,
     BackendParams,
@@ -170,9 +171,7 @@ class GraphitiSystem:
         self.chat_model = env.chat_model
         account = getattr(env.chat_model, "account", None)
         self._account = account
-        self._account_start = (
-            (account.calls, account.input_tokens, account.output_tokens) if account else (0, 0, 0)
-        )
+        self._account_start = model_account_counts(account)
         self.llm_client = ChatModelLLMClient(env.chat_model, json_retries=params.json_retries)
         self.embedder = CountingEmbedder(env.embedder)
         self.reranker = KeepOrderReranker()
@@ -285,12 +284,9 @@ class GraphitiSystem:
                 leftover.unlink(missing_ok=True)
 
     def usage(self) -> Usage:
-        calls, input_tokens, output_tokens = self._account_start
-        account = self._account
-        return Usage(
-            model_calls=(account.calls - calls) if account else 0,
-            input_tokens=(account.input_tokens - input_tokens) if account else 0,
-            output_tokens=(account.output_tokens - output_tokens) if account else 0,
+        return model_usage_since(
+            self._account,
+            self._account_start,
             embedding_calls=self.embedder.calls,
             embedded_texts=self.embedder.texts,
         )

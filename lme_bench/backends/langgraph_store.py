@@ -25,6 +25,7 @@ from lme_bench.backends.langgraph_stores import (
     counting,
     release_store,
 )
+from lme_bench.backends.model_usage import model_account_counts, model_usage_since
 from lme_bench.backends.protocol import (
     BackendEnv,
     BackendParams,
@@ -104,11 +105,7 @@ class LangGraphSystem:
         self.store = acquire_store(params.store, env.data_dir, embedder)
         self.embeddings = EmbeddingCount()
         self.account = getattr(env.chat_model, "account", None)
-        self.calls_before = (
-            (self.account.calls, self.account.input_tokens, self.account.output_tokens)
-            if self.account is not None
-            else (0, 0, 0)
-        )
+        self.calls_before = model_account_counts(self.account)
         self.closed = False
 
     def namespace(self, kind: str, memory_id: str, *rest: str) -> tuple[str, ...]:
@@ -189,12 +186,9 @@ class LangGraphSystem:
             await self._delete_under(self.namespace("sessions", memory_id))
 
     def usage(self) -> Usage:
-        calls, tokens_in, tokens_out = self.calls_before
-        account = self.account
-        return Usage(
-            model_calls=account.calls - calls if account else 0,
-            input_tokens=account.input_tokens - tokens_in if account else 0,
-            output_tokens=account.output_tokens - tokens_out if account else 0,
+        return model_usage_since(
+            self.account,
+            self.calls_before,
             embedding_calls=self.embeddings.calls,
             embedded_texts=self.embeddings.texts,
         )

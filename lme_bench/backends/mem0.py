@@ -33,6 +33,7 @@ from langchain_core.outputs import ChatResult
 from pydantic import Field
 
 from lme_bench.backends.mem0_qdrant import SharedFolder, acquire, release
+from lme_bench.backends.model_usage import model_account_counts, model_usage_since
 from lme_bench.backends.protocol import (
     BackendEnv,
     BackendParams,
@@ -212,9 +213,7 @@ class Mem0System:
             )
         account = getattr(env.chat_model, "account", None)
         self._account = account
-        self._calls_before = (
-            (account.calls, account.input_tokens, account.output_tokens) if account else (0, 0, 0)
-        )
+        self._calls_before = model_account_counts(account)
         self._embedding_usage = Usage()
         self._usage_lock = threading.Lock()
         self._memories: dict[str, OpenMemory] = {}
@@ -358,16 +357,13 @@ class Mem0System:
 
     def usage(self) -> Usage:
         with self._usage_lock:
-            usage = Usage(
-                embedding_calls=self._embedding_usage.embedding_calls,
-                embedded_texts=self._embedding_usage.embedded_texts,
+            embeddings = self._embedding_usage
+            return model_usage_since(
+                self._account,
+                self._calls_before,
+                embedding_calls=embeddings.embedding_calls,
+                embedded_texts=embeddings.embedded_texts,
             )
-        if self._account is not None:
-            calls, inputs, outputs = self._calls_before
-            usage.model_calls = self._account.calls - calls
-            usage.input_tokens = self._account.input_tokens - inputs
-            usage.output_tokens = self._account.output_tokens - outputs
-        return usage
 
     async def close(self) -> None:
         await asyncio.to_thread(self._close)

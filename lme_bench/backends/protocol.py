@@ -77,6 +77,8 @@ class Usage:
     output_tokens: int = 0
     embedding_calls: int = 0
     embedded_texts: int = 0
+    capped_replies: int = 0  # model replies the output cap cut short
+    timeouts: int = 0  # model call attempts that timed out
 
     def add(self, other: Usage) -> None:
         for name in self.__dataclass_fields__:

@@ -45,7 +45,7 @@ def priced(usages: Iterable[Usage], prices: dict[str, PriceSettings]) -> tuple[f
 def system_usage(outcomes: Sequence[IngestOutcome], settings: Settings) -> dict[str, Any] | None:
     """The memory system's own calls over this run's ingestions; None when it made none."""
     totals = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
-    totals |= {"embedding_calls": 0, "embedded_texts": 0}
+    totals |= {"embedding_calls": 0, "embedded_texts": 0, "capped_replies": 0, "timeouts": 0}
     for outcome in outcomes:
         usage = getattr(outcome, "system_usage", None)  # outcomes cached before it: none
         for name in totals:
@@ -63,8 +63,9 @@ def system_markdown(usage: dict[str, Any]) -> str:
     return (
         f"Memory system's own calls ({usage['backend']}): {usage['model_calls']} model calls"
         f" ({usage['input_tokens']} input, {usage['output_tokens']} output tokens,"
-        f" model {usage['model'] or 'none'}), {usage['embedding_calls']} embedding calls"
-        f" ({usage['embedded_texts']} texts)."
+        f" model {usage['model'] or 'none'}; {usage.get('capped_replies', 0)} replies cut by"
+        f" the output cap, {usage.get('timeouts', 0)} timed-out attempts),"
+        f" {usage['embedding_calls']} embedding calls ({usage['embedded_texts']} texts)."
     )
 
 
