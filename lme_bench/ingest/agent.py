@@ -26,8 +26,8 @@ from lme_bench.dataset.views import QuestionView, SessionView
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.held import held_turns, missing
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.providers.calls import CallAccount, CountedModel
-from lme_bench.providers.retry import RetryPolicy, set_retry_columns
+from lme_bench.providers.calls import CallAccount, CountedModel, set_call_columns
+from lme_bench.providers.retry import RetryPolicy
 from lme_bench.reference_memory.tool_results import default_prompts
 
 
@@ -139,7 +139,7 @@ class AgentIngestor:
             status=run.status,
             error=run.error or ("; ".join(writes.problems) or None),
         )
-        set_retry_columns(record, account.retries)
+        set_call_columns(record, account)
         # The record saved with the writes already counts them, as a replay reports it.
         planned = calls.copy()
         planned.update(

@@ -26,8 +26,8 @@ from lme_bench.config.settings import ConfigError, IngestSettings
 from lme_bench.dataset.views import QuestionView, SessionView
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.providers.calls import CallAccount, CountedModel
-from lme_bench.providers.retry import RetryPolicy, set_retry_columns
+from lme_bench.providers.calls import CallAccount, CountedModel, set_call_columns
+from lme_bench.providers.retry import RetryPolicy
 
 MODE = "agentic"
 
@@ -104,7 +104,7 @@ class ToolAgentIngestor:
         record.unusable_tool_calls = dict(calls.unusable)
         record.status = run.status
         record.error = run.error or ("; ".join(calls.problems) or None)
-        set_retry_columns(record, account.retries)
+        set_call_columns(record, account)
         record.seconds = time.perf_counter() - started
         self.checkpoints.mark_done(memory_id, record)
         return record

@@ -26,6 +26,8 @@ class SessionRecord:
     retries_timeout: int = 0
     retries_connection: int = 0
     retries_server: int = 0
+    capped_replies: int = 0  # replies the output cap cut short (finish_reason "length")
+    timeouts: int = 0  # call attempts that timed out, retried or not
     entries_written: int = 0
     context_chars: int = 0
     dropped_tool_calls: int = 0  # usable calls left out: past the per-turn cap, a 2nd add_entry
