@@ -22,6 +22,7 @@ from botocore.exceptions import (
 )
 
 from tests.providers import aws_eventstream
+from tests.providers.aws_env import use_fake_aws
 from tests.providers.behaviour import Behaviour
 from tests.providers.fake_bedrock_server import serve_bedrock
 
@@ -32,13 +33,7 @@ TEXT = "You live in Austin, near the river."  # 7 tokens
 
 @pytest.fixture(autouse=True)
 def fake_aws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-a-real-secret")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    use_fake_aws(monkeypatch, tmp_path)
 
 
 def _client(url: str, timeout_s: float = 10.0) -> Any:

@@ -25,7 +25,9 @@ def _port(url: str) -> int:
 
 
 def _post(conn: http.client.HTTPConnection, body: dict[str, Any]) -> http.client.HTTPResponse:
-    conn.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "x/json"})
+    conn.request(
+        "POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"}
+    )
     return conn.getresponse()
 
 
