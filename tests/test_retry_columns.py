@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lme_bench.ingest.records import SessionRecord
+from lme_bench.providers.calls import CALL_COLUMNS
 from lme_bench.providers.retry import RETRY_COLUMNS, RetryCount, set_retry_columns
 from lme_bench.results.ingest_table import (
     INGEST_SCHEMA,
@@ -59,12 +60,13 @@ def _score(question_id: str, count: RetryCount) -> ScoreRow:
 
 
 @pytest.mark.parametrize(
-    ("schema", "version"), [(INGEST_SCHEMA, b"3"), (HYPOTHESES_SCHEMA, b"3"), (SCORES_SCHEMA, b"3")]
+    ("schema", "version"), [(INGEST_SCHEMA, b"3"), (HYPOTHESES_SCHEMA, b"4"), (SCORES_SCHEMA, b"4")]
 )
 def test_one_column_per_cause_follows_the_total(schema: pa.Schema, version: bytes) -> None:
     names = schema.names
     at = names.index("retries")
     assert names[at : at + 5] == ["retries", *CAUSE_COLUMNS] == list(RETRY_COLUMNS)
+    assert names[at + 5 : at + 7] == list(CALL_COLUMNS)  # then capped replies and timeouts
     assert schema.metadata[b"lme_bench.schema_version"] == version
 
 

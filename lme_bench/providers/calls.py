@@ -5,7 +5,7 @@ sees every attempt; no slot is held while waiting out a retry's backoff."""
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -13,7 +13,14 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from lme_bench.common.limits import Limiter
 from lme_bench.providers.faults import classify
-from lme_bench.providers.retry import RetryCount, RetryPolicy, call_with_retry, set_retry_columns
+from lme_bench.providers.retry import (
+    RetryCount,
+    RetryPolicy,
+    call_with_retry,
+    retries_text,
+    retry_totals,
+    set_retry_columns,
+)
 
 
 class ChatCall(Protocol):
@@ -55,6 +62,23 @@ class CallAccount:
     def failed(self, error: BaseException) -> None:
         """An attempt failed with `error` (it may still be retried)."""
         self.timeouts += classify(error)[0] == "timeout"
+
+
+def call_totals(rows: Iterable[object]) -> dict[str, int]:
+    """RETRY_COLUMNS and CALL_COLUMNS summed over rows that carry them."""
+    rows = list(rows)
+    totals = retry_totals(rows)
+    for column in CALL_COLUMNS:
+        totals[column] = sum(int(getattr(row, column)) for row in rows)
+    return totals
+
+
+def calls_text(totals: Mapping[str, Any]) -> str:
+    """Retries, capped replies and timeouts in words, from `call_totals`."""
+    return (
+        f"{retries_text(totals)}, {totals.get('capped_replies', 0)} replies cut by the output"
+        f" cap, {totals.get('timeouts', 0)} timed-out attempts"
+    )
 
 
 def set_call_columns(row: object, account: CallAccount) -> None:

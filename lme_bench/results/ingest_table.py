@@ -12,9 +12,9 @@ import pyarrow as pa
 from lme_bench.common.row_schema import row_fields, rows_table, table_schema
 from lme_bench.ingest.health import EMPTY, UNCHECKED
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.providers.retry import retries_text, retry_totals
+from lme_bench.providers.calls import call_totals, calls_text
 
-SCHEMA_VERSION = "3"  # 2: retries by cause; 3: unusable tool calls, ingest health
+SCHEMA_VERSION = "3"  # 2: retries by cause; 3: unusable tool calls, ingest health, capped, timeouts
 
 INGEST_SCHEMA = table_schema("ingest", SCHEMA_VERSION, row_fields(SessionRecord))
 
@@ -48,7 +48,7 @@ def ingest_totals(records: Sequence[SessionRecord]) -> dict[str, Any]:
         "dropped_tool_calls": sum(r.dropped_tool_calls for r in records),
         "input_tokens": sum(r.input_tokens for r in records),
         "output_tokens": sum(r.output_tokens for r in records),
-        **retry_totals(records),
+        **call_totals(records),
         "entries_written": sum(r.entries_written for r in records),
         "sessions_not_ok": sum(r.status != "ok" for r in records),
         "resumed_sessions": sum(r.resumed for r in records),
@@ -75,7 +75,7 @@ def totals_markdown(totals: dict[str, Any]) -> str:
             f"{totals['questions']} questions, {totals['sessions']} sessions, {totals['turns']} "
             f"turns; {totals['llm_calls']} LLM calls ({totals['llm_calls_per_turn']} per turn), "
             f"{totals['input_tokens']} input / {totals['output_tokens']} output tokens, "
-            f"{retries_text(totals)}; memory calls: {calls}; "
+            f"{calls_text(totals)}; memory calls: {calls}; "
             f"{totals['sessions_not_ok']} sessions not ok, {totals['resumed_sessions']} resumed."
             + _tool_call_text(totals),
             "",

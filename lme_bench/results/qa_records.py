@@ -25,6 +25,8 @@ class Retries(TypedDict):
     retries_timeout: int
     retries_connection: int
     retries_server: int
+    capped_replies: int
+    timeouts: int
 
 
 class PromptSource(TypedDict):

@@ -19,7 +19,7 @@ from lme_bench.dataset.models import QUESTION_TYPES
 from lme_bench.judge.prompts import PromptSet
 from lme_bench.judge.runner import attribute
 from lme_bench.metrics.qa import Accuracy, Judged, QaScores, score_qa
-from lme_bench.providers.retry import retries_text, retry_totals
+from lme_bench.providers.calls import call_totals, calls_text
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_records import (
     AccuracyRecord,
@@ -63,13 +63,15 @@ def _accuracy(acc: Accuracy) -> AccuracyRecord:
 
 
 def _retries(rows: Sequence[object]) -> Retries:
-    totals = retry_totals(rows)
+    totals = call_totals(rows)
     return {
         "retries": totals["retries"],
         "retries_throttled": totals["retries_throttled"],
         "retries_timeout": totals["retries_timeout"],
         "retries_connection": totals["retries_connection"],
         "retries_server": totals["retries_server"],
+        "capped_replies": totals["capped_replies"],
+        "timeouts": totals["timeouts"],
     }
 
 
@@ -100,6 +102,8 @@ def _judge_summary(
         "retries_timeout": retries["retries_timeout"],
         "retries_connection": retries["retries_connection"],
         "retries_server": retries["retries_server"],
+        "capped_replies": retries["capped_replies"],
+        "timeouts": retries["timeouts"],
         "kind": rows[0].judge_kind,
         "prompt_version": rows[0].prompt_version,
         "prompt_sha256": sorted({s.prompt_sha256 for s in rows if s.prompt_sha256}),
@@ -275,7 +279,7 @@ def _judge_table(name: str, judge: JudgeRecord) -> list[str]:
             "",
         ]
     causes = ", ".join(f"{k} {v}" for k, v in sorted(judge["attribution"].items()))
-    lines += [f"Attribution: {causes}; {retries_text(judge)}.", ""]
+    lines += [f"Attribution: {causes}; {calls_text(judge)}.", ""]
     if judge["kind"] == "llm":
         readable = judge["readable_only"]
         lines += [
@@ -297,7 +301,7 @@ def qa_markdown(summary: QaReport) -> str:
         "",
         f"{answers['answered']} of {answers['questions']} questions answered "
         f"({answers['failed']} failed); {answers['llm_calls']} QA model calls, "
-        f"{retries_text(answers)}.",
+        f"{calls_text(answers)}.",
         "",
         "Figures by the official rule (evaluate_qa.py / print_qa_metrics.py): a judge reply "
         'without "yes" is a wrong answer; each question is judged once (repeat 0).',
