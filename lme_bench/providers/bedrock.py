@@ -54,11 +54,25 @@ def bedrock_chat_model(
         **options,
     )
     if not shared:
+        built.client.meta.events.register(
+            "before-parse.bedrock-runtime.Converse", _require_whole_body
+        )
         with _lock:
             _clients.setdefault(
                 key, {"client": built.client, "bedrock_client": built.bedrock_client}
             )
     return built
+
+
+def _require_whole_body(response_dict: dict[str, Any], **_: Any) -> None:
+    """botocore reads a body without checking its Content-Length, so a reply cut off mid-body
+    would parse as an answer without output; raised as a lost connection instead (retried)."""
+    from botocore.exceptions import IncompleteReadError
+
+    expected = response_dict["headers"].get("content-length")
+    body = response_dict.get("body")
+    if expected is not None and isinstance(body, bytes) and len(body) < int(expected):
+        raise IncompleteReadError(actual_bytes=len(body), expected_bytes=int(expected))
 
 
 @atexit.register

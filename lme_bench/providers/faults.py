@@ -82,7 +82,8 @@ def _classify_botocore(error: BaseException) -> Fault:
         return ("server", None) if status >= 500 else (None, None)
     if isinstance(error, boto.ReadTimeoutError | boto.ConnectTimeoutError):
         return "timeout", None
-    # what botocore's own retries treat as transient: failed, refused or dropped connections
-    if isinstance(error, boto.ConnectionError | boto.HTTPClientError):
+    # what botocore's own retries treat as transient: failed, refused or dropped connections,
+    # and a body cut short (lme_bench.providers.bedrock checks its length)
+    if isinstance(error, boto.ConnectionError | boto.HTTPClientError | boto.IncompleteReadError):
         return "connection", None
     return None, None

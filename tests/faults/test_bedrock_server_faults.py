@@ -59,12 +59,6 @@ def test_a_connection_dropped_before_the_reply_is_retried_as_a_connection_fault(
     assert fake.requests == 2 and model.account.calls == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="botocore reads bodies without enforcing Content-Length: a Converse reply cut "
-    "mid-body parses as a response without 'output', langchain-aws raises ValueError, and "
-    "classify() does not retry it",
-)
 def test_a_connection_dropped_mid_body_is_retried_as_a_connection_fault() -> None:
     with serve_bedrock([Behaviour(fault="drop", after_tokens=1), "ok"]) as (url, fake):
         model = _counted(url)
