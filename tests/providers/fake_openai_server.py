@@ -215,11 +215,15 @@ def _events(
 
 @contextmanager
 def serve(
-    replies: list[Any], behaviour: Behaviour | None = None, keep_alive: bool = True
+    replies: list[Any],
+    behaviour: Behaviour | None = None,
+    keep_alive: bool = True,
+    idle_timeout_s: float | None = None,
 ) -> Iterator[tuple[str, FakeOpenAI]]:
     """Run the fake on a free loopback port; yields (base_url ending in /v1, the fake).
-    `behaviour` applies to every reply that names none; `keep_alive=False` speaks HTTP/1.0."""
+    `behaviour` applies to every reply that names none; `keep_alive=False` speaks HTTP/1.0;
+    `idle_timeout_s` closes a kept-alive connection left idle that long."""
     fake = FakeOpenAI(replies, behaviour)
-    with run_server(_handler(fake), keep_alive) as server:
+    with run_server(_handler(fake), keep_alive, idle_timeout_s) as server:
         fake.server = server
         yield f"http://127.0.0.1:{server.server_address[1]}/v1", fake

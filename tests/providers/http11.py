@@ -45,6 +45,11 @@ class LoopbackServer(ThreadingHTTPServer):
             self._open.discard(request)
         super().shutdown_request(request)
 
+    @property
+    def open_connections(self) -> int:
+        with self._lock:
+            return len(self._open)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], OSError):  # a client hanging up is no error
             super().handle_error(request, client_address)
@@ -145,10 +150,16 @@ H = TypeVar("H", bound=Http11Handler)
 
 
 @contextmanager
-def run_server(handler: type[H], keep_alive: bool = True) -> Iterator[LoopbackServer]:
-    """Serve `handler` on a free loopback port until the block ends."""
+def run_server(
+    handler: type[H], keep_alive: bool = True, idle_timeout_s: float | None = None
+) -> Iterator[LoopbackServer]:
+    """Serve `handler` on a free loopback port until the block ends. With `idle_timeout_s`,
+    a kept-alive connection idle that long is closed by the server, as real servers do
+    (uvicorn after 5 s, by default)."""
     if not keep_alive:
         handler = type(handler.__name__, (handler,), {"protocol_version": "HTTP/1.0"})
+    if idle_timeout_s is not None:
+        handler = type(handler.__name__, (handler,), {"timeout": idle_timeout_s})
     server = LoopbackServer(handler)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()

@@ -12,8 +12,10 @@ from langchain_core.messages import HumanMessage
 from lme_bench.common.loop_end import at_loop_end, end_of_loop
 from lme_bench.config.settings import ProviderSettings, load_settings
 from lme_bench.judge.official_request import OfficialJudgeRequest
+from lme_bench.providers.calls import CountedModel
 from lme_bench.providers.factory import ModelSpec, build_chat_model
 from lme_bench.providers.http_clients import LoopLocalTransport, model_http_client
+from lme_bench.providers.retry import RetryPolicy
 from tests.providers.fake_openai_server import serve
 
 
@@ -42,6 +44,23 @@ def test_a_model_built_once_answers_on_loop_after_loop_over_kept_alive_connectio
         # each loop kept its connection for its second call, and closed it as it ended
         assert len(fake.requests) == 8 and fake.connections == 4
         assert _transport(url).pools() == 0
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None:
+    with serve([{"content": "Blue."}], idle_timeout_s=0.2) as (url, fake):
+        model = CountedModel(_chat_model(url), RetryPolicy(attempts=1))
+
+        async def with_a_pause() -> None:
+            await model.ainvoke([HumanMessage("Colour?")])
+            assert fake.server is not None
+            while fake.server.open_connections:  # until the server closed the idle one
+                await asyncio.sleep(0.05)
+            await model.ainvoke([HumanMessage("Colour?")])
+
+        asyncio.run(with_a_pause())
+        # the second call went out on a new connection, not failing on the closed one
+        assert model.account.calls == 2 and model.account.retries.retries == 0
+        assert fake.connections == 2
 
 
 def test_the_official_judge_request_and_chat_models_share_a_loops_connection() -> None:
