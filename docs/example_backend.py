@@ -12,7 +12,8 @@ and test it against the protocol's promises with the conformance suite
 
 It keeps each session as one note (the turns joined), so its hits name their session
 (PROVENANCE) but no turn: lme-bench scores turn granularity by matching hit text to turns,
-reported as "attributed".
+reported as "attributed"; a note rarely shares half its words with one turn, so most of its
+turn rows are not applicable.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 
+from lme_bench.results.summary import not_applicable
 from lme_bench.results.ui_markdown import (
     compare_markdown,
     qa_table,
@@ -83,7 +84,8 @@ def publish_report(report: RunReport, link_base: str | None = None) -> None:
     """The run's tables and its run-summary report; links to files under `link_base` when set
     (the URL serving the results folder), file:// otherwise."""
     where = f"run {report.run_id}; files in {report.run_dir}"
-    if report.summary["session"]["questions"]:
+    session = report.summary["session"]
+    if session["questions"] and not not_applicable(session):  # else the report says why
         create_table_artifact(
             table=retrieval_table(report.summary, "session"),
             key="retrieval-summary",

@@ -108,8 +108,10 @@ def question_view(
 ) -> QuestionView:
     errors = [f"run: {run_error}"] if run_error else []
     notes = ["memory empty after ingestion: it stored nothing"] if memory_empty else []
-    if turn_ranking is not None and turn_ranking.status != "ok":
+    if turn_ranking is not None and turn_ranking.status == "error":
         errors.append(f"retrieval: {turn_ranking.error or turn_ranking.status}")
+    elif turn_ranking is not None and turn_ranking.status != "ok":
+        notes.append(f"retrieval {turn_ranking.status}: {turn_ranking.reason or 'no reason'}")
     if hypothesis is not None and hypothesis.status != "ok":
         errors.append(f"answer: {hypothesis.error or hypothesis.status}")
     errors += [f"judge {v.judge}: {v.error or v.status}" for v in verdicts if v.status == "error"]

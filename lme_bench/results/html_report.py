@@ -19,7 +19,12 @@ from lme_bench.results.html_chart import Bar, bars_svg
 from lme_bench.results.html_questions import QuestionView, question_card, question_view
 from lme_bench.results.ingest_table import empty_memory_text
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
-from lme_bench.results.summary import SHOWN_METRICS, summary_table
+from lme_bench.results.summary import (
+    SHOWN_METRICS,
+    not_applicable,
+    not_applicable_lines,
+    summary_table,
+)
 from lme_bench.retrieval.official_ids import RetrievalRow
 
 REPORT_NAME = "report.html"
@@ -136,17 +141,20 @@ def _chart(summary: dict[str, Any], primary: str | None) -> str:
 def _retrieval_section(summary: dict[str, Any]) -> str:
     parts = ["<h2>Retrieval</h2>"]
     for granularity in ("session", "turn"):
-        if not summary[granularity]["questions"]:
+        part = summary[granularity]
+        if not part["questions"]:
+            continue
+        parts.append(f"<h3>{granularity} granularity</h3>")
+        parts += [f"<p>{escape(line)}</p>" for line in not_applicable_lines(part)]
+        if not_applicable(part):
+            parts.append("<p>No figures: retrieval is not applicable to any question.</p>")
             continue
         rows = [
             [escape(r["question_type"]), str(r["n"])]
             + ["-" if r[m] is None else f"{r[m]:.3f}" for m in SHOWN_METRICS]
             for r in summary_table(summary, granularity)
         ]
-        parts += [
-            f"<h3>{granularity} granularity</h3>",
-            _table(["question type", "n", *SHOWN_METRICS], rows),
-        ]
+        parts.append(_table(["question type", "n", *SHOWN_METRICS], rows))
     parts.append(f"<p>{escape(summary['note'])}</p>")
     return "".join(parts)
 

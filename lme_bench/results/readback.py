@@ -34,6 +34,7 @@ def read_retrieval(path: Path) -> list[RetrievalRow]:
                 row.get("provenance") or "exact",  # tables before provenance were all exact
                 row.get("requested_depth"),
                 row.get("depth"),
+                row.get("reason"),
             )
         )
     return rows

@@ -1,7 +1,12 @@
-"""Retrieval summary: per-question-type and overall means, as data and as Markdown."""
+"""Retrieval summary: per-question-type and overall means, as data and as Markdown.
+
+Rows that are not applicable (hits that cannot be mapped to the haystack) are left out of every
+average and counted by reason; a granularity where no question could be scored says so
+instead of showing figures."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -76,7 +81,13 @@ def summarize_retrieval(rows: Sequence[RetrievalRow]) -> dict[str, Any]:
             "abstention": sum(r.is_abstention for r in mine),
             "without_user_evidence": len(headline) - len(evidenced),
             "errors": sum(r.status == "error" for r in mine),
+            "scored": sum(r.status == "ok" for r in mine),
             "not_applicable": sum(r.status == "not-applicable" for r in mine),
+            "not_applicable_reasons": dict(
+                Counter(
+                    r.reason or "no reason recorded" for r in mine if r.status == "not-applicable"
+                )
+            ),
             "provenance": sorted({r.provenance for r in mine}),
             "depth": _depth(mine),
         }
@@ -102,12 +113,27 @@ PROVENANCE_NOTES = {
 }
 
 
+def not_applicable(part: dict[str, Any]) -> bool:
+    """No question of this granularity could be scored, and some were not applicable."""
+    return bool(part.get("not_applicable")) and not part.get("scored", 1)
+
+
+def not_applicable_lines(part: dict[str, Any]) -> list[str]:
+    """One line per reason rows were not applicable, with its count of questions."""
+    reasons = part.get("not_applicable_reasons") or {}
+    if not reasons and part.get("not_applicable"):
+        reasons = {"no reason recorded": part["not_applicable"]}
+    return [
+        f"Not applicable ({n} question{'s' * (n != 1)}, left out of the averages): {reason}."
+        for reason, n in sorted(reasons.items())
+    ]
+
+
 def _provenance_lines(part: dict[str, Any]) -> list[str]:
     """What the figures rest on, when it is not the usual exact mapping."""
     found = part.get("provenance", ["exact"])
     lines = [f"Provenance: {p}: {PROVENANCE_NOTES[p]}." for p in found if p != "exact"]
-    if part.get("not_applicable"):
-        lines.append(f"{part['not_applicable']} questions not applicable.")
+    lines += not_applicable_lines(part)
     return [*lines, ""] if lines else []
 
 
@@ -138,9 +164,14 @@ def summary_markdown(summary: dict[str, Any], title: str) -> str:
             f"{part['questions']} questions ({part['abstention']} abstention, "
             f"{part.get('without_user_evidence', 0)} non-abstention without evidence in user "
             "turns, "
-            f"{part['errors']} failed).",
+            f"{part['errors']} failed, {part.get('not_applicable', 0)} not applicable).",
             "",
             *_provenance_lines(part),
+        ]
+        if not_applicable(part):
+            lines += ["No figures: retrieval is not applicable to any question (see above).", ""]
+            continue
+        lines += [
             "| question type | n | " + " | ".join(SHOWN_METRICS) + " |",
             "|---|---:|" + "---:|" * len(SHOWN_METRICS),
         ]

@@ -13,7 +13,7 @@ from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.atomic import write_atomically
 from lme_bench.retrieval.official_ids import RetrievalRow
 
-SCHEMA_VERSION = "2"  # 2: provenance and search depth columns
+SCHEMA_VERSION = "3"  # 2: provenance and search depth columns; 3: not-applicable reason
 
 # The row's metrics dict is one column per official metric.
 RETRIEVAL_SCHEMA = table_schema(
@@ -41,6 +41,7 @@ def retrieval_table(run_id: str, rows: Sequence[RetrievalRow]) -> pa.Table:
         columns["provenance"].append(row.provenance)
         columns["requested_depth"].append(row.requested_depth)
         columns["depth"].append(row.depth)
+        columns["reason"].append(row.reason)
         for name in METRIC_NAMES:
             columns[name].append(row.metrics.get(name) if row.status == "ok" else None)
     return pa.Table.from_pydict(columns, schema=RETRIEVAL_SCHEMA)

@@ -4,7 +4,8 @@ This is scorer-side code: it reads the gold labels of the `Instance`. Entries ma
 haystack through the `session_key` and `turn_index` tags the harness put on them; entries without
 those tags (notes a memory agent wrote from several turns) are left out of the ranking, and so
 are assistant turns: the official retrieval corpus holds user turns only, so scores stay
-comparable with the official ones.
+comparable with the official ones. Where no hit maps back, the rows are not applicable, with
+the reason (lme_bench.retrieval.provenance), never a ranking scored 0.
 
 Turn granularity ranks `<session_id>_<turn_number>`; session granularity ranks session ids in
 order of first appearance. Session metrics follow the official turn-to-session procedure
@@ -26,7 +27,13 @@ from lme_bench.metrics.ranking_metrics import (
     score_ranking,
     score_turn_ranking_at_session_level,
 )
-from lme_bench.retrieval.provenance import EXACT, RankingProvenance, attributed_hits
+from lme_bench.retrieval.provenance import (
+    EXACT,
+    RankingProvenance,
+    attributed_hits,
+    no_provenance_reason,
+    unmapped_reason,
+)
 
 GRANULARITIES = ("session", "turn")
 
@@ -40,11 +47,12 @@ class RetrievalRow:
     ranked_ids: list[str]
     metrics: dict[str, float] = field(default_factory=dict)
     n_evidence: int = 0
-    status: str = "ok"  # ok | error | not-applicable (no provenance to map hits back)
+    status: str = "ok"  # ok | error | not-applicable (hits cannot be mapped to the haystack)
     error: str | None = None
     provenance: str = "exact"  # exact | attributed | none (lme_bench.retrieval.provenance)
     requested_depth: int | None = None  # hits asked for
     depth: int | None = None  # hits the system returned
+    reason: str | None = None  # not-applicable: why the hits cannot be mapped
 
 
 def _user_turn_has_answer(instance: Instance, position: int) -> bool:
@@ -124,6 +132,13 @@ def _mapped(
     return hits
 
 
+def _unmapped(
+    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit], expand: bool
+) -> bool:
+    """No hit names a session of the haystack (with a turn, unless `expand`)."""
+    return not _positions(instance, hits, keys, expand)
+
+
 def evaluate_retrieval(
     instance: Instance,
     keys: SessionKeyMap,
@@ -132,7 +147,10 @@ def evaluate_retrieval(
     *,
     requested: int | None = None,
     depth: int | None = None,
+    unmappable: str | None = None,
 ) -> list[RetrievalRow]:
+    """The session and turn rows of one ranking. `unmappable`: why no hit of this memory can
+    be mapped to the haystack whatever it returns (the rows are then not applicable)."""
     session_hits = _mapped(instance, keys, hits, provenance.session, within=False)
     turn_hits = _mapped(instance, keys, hits, provenance.turn, provenance.session == "exact")
     expand = provenance.turn != "exact"  # hits of a system that keeps no turns
@@ -169,9 +187,17 @@ def evaluate_retrieval(
             depth=depth,
         ),
     ]
+    reasons = {"session": unmappable, "turn": unmappable}
+    if hits and not session_ranked and _unmapped(instance, keys, session_hits, expand):
+        reasons["session"] = reasons["session"] or unmapped_reason("session", provenance.session)
+    if hits and not turn_ranked and _unmapped(instance, keys, turn_hits, False):
+        reasons["turn"] = reasons["turn"] or unmapped_reason("turn", provenance.turn)
+    for row in rows:
+        if row.provenance == "none":
+            reasons[row.granularity] = no_provenance_reason(row.granularity)
     return [
-        replace(row, ranked_ids=[], metrics={}, status="not-applicable")
-        if row.provenance == "none"
+        replace(row, ranked_ids=[], metrics={}, status="not-applicable", reason=reason)
+        if (reason := reasons[row.granularity]) is not None
         else row
         for row in rows
     ]

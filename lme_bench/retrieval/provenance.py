@@ -7,6 +7,11 @@
   figures this way, reported apart and never mixed with exact ones;
 - none: no mapping (`[retrieval] attribute = false`): the rows are marked not applicable
   instead of scoring 0.
+
+Rows are also not applicable, with the reason, wherever hits cannot be mapped: context-only
+ingestion (the memory holds context documents, no turn), a context document as the memory's
+only hit, or hits none of which maps to the haystack. A memory that returns no hit at all
+is scored 0: it was searched and found nothing (an empty memory is named by ingest health).
 """
 
 from __future__ import annotations
@@ -34,6 +39,25 @@ class RankingProvenance:
 
 
 EXACT = RankingProvenance()
+
+
+CONTEXT_ONLY = (
+    "context-only ingestion: the memory holds context documents, which map to no turn of the"
+    " haystack"
+)
+CONTEXT_ONLY_HIT = "the memory's only hit is its context document, which maps to no turn"
+_UNIT = {"session": "session key", "turn": "turn index"}
+
+
+def no_provenance_reason(granularity: str) -> str:
+    return f"the system's hits carry no {_UNIT[granularity]} and [retrieval] attribute = false"
+
+
+def unmapped_reason(granularity: str, provenance: Provenance) -> str:
+    """Why hits that were returned map to nothing at `granularity`."""
+    if provenance == "attributed":
+        return "no hit's text matches a user turn of the haystack"
+    return f"none of the hits names a {granularity} of the haystack by its {_UNIT[granularity]}"
 
 
 def provenance_of(system: MemorySystem, attribute: bool) -> RankingProvenance:

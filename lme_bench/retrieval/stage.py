@@ -1,5 +1,6 @@
 """The retrieval stage of one question: search its memory with the question text, then score
-the ranking against the gold evidence (lme_bench.retrieval.official_ids)."""
+the ranking against the gold evidence (lme_bench.retrieval.official_ids); not applicable where
+no hit can map to the haystack (lme_bench.retrieval.provenance)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import session_keys
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.retrieval.official_ids import RetrievalRow, evaluate_retrieval
-from lme_bench.retrieval.provenance import provenance_of
+from lme_bench.retrieval.provenance import CONTEXT_ONLY, CONTEXT_ONLY_HIT, provenance_of
 
 
 async def evaluate_question(
@@ -28,4 +29,17 @@ async def evaluate_question(
     finally:
         await system.close()
     keys, hits = session_keys(instance), found.entries
-    return evaluate_retrieval(instance, keys, hits, provenance, requested=top_k, depth=len(hits))
+    unmappable = None
+    if settings.ingest.mode == "context-only":
+        unmappable = CONTEXT_ONLY
+    elif not hits and found.latest_context:
+        unmappable = CONTEXT_ONLY_HIT
+    return evaluate_retrieval(
+        instance,
+        keys,
+        hits,
+        provenance,
+        requested=top_k,
+        depth=len(hits),
+        unmappable=unmappable,
+    )

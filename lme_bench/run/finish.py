@@ -44,7 +44,7 @@ from lme_bench.results.readback import (
     read_retrieval,
     read_scores,
 )
-from lme_bench.results.summary import summarize_retrieval, summary_markdown
+from lme_bench.results.summary import not_applicable, summarize_retrieval, summary_markdown
 from lme_bench.results.tables import retrieval_table, write_parquet
 from lme_bench.retrieval.official_ids import RetrievalRow
 from lme_bench.run.cache_keys import memory_scope
@@ -103,6 +103,9 @@ def headline(summary: dict[str, Any]) -> str:
     session = summary.get("session", {}).get("overall", {})
     if session.get("n"):
         parts.append(f"session recall_all@5 {session['recall_all@5']:.3f} (n={session['n']})")
+    elif not_applicable(summary.get("session") or {}):
+        reasons = "; ".join(summary["session"].get("not_applicable_reasons") or {})
+        parts.append(f"session retrieval not applicable ({reasons or 'no reason recorded'})")
     empty = empty_memory_text(summary.get("memory_health") or {})
     return "; ".join([*parts, empty] if empty else parts) or "no figures"
 
@@ -180,7 +183,7 @@ def write_run(
     if summary["cost"]:
         markdown += "\n" + "\n".join(cost_markdown(summary["cost"])) + "\n"
     for row in results.retrieval or []:
-        if row.status != "ok":
+        if row.status == "error":  # not-applicable rows are no failure
             results.failed.setdefault(row.question_id, row.error or "")
     if calls_models(settings):
         estimate = estimate_run((r.load() for r in refs), settings)

@@ -57,8 +57,14 @@ def test_a_one_file_backend_runs_the_benchmark_and_is_scored_by_provenance(
     )
     assert done.returncode == 0, done.stderr[-3000:]
     rows = pq.read_table(results / "plugin" / "retrieval.parquet").to_pylist()
-    assert len(rows) == 68 and all(r["status"] == "ok" for r in rows)
+    assert len(rows) == 68
     by_granularity = {g: [r for r in rows if r["granularity"] == g] for g in ("session", "turn")}
+    assert all(r["status"] == "ok" for r in by_granularity["session"])
+    # A note holding a whole session shares too few of its words with any one turn to map to
+    # it: turn granularity is not applicable, with the reason, rather than scored 0.
+    assert {(r["status"], r["reason"]) for r in by_granularity["turn"]} == {
+        ("not-applicable", "no hit's text matches a user turn of the haystack")
+    }
     assert {r["provenance"] for r in by_granularity["session"]} == {"exact"}
     assert {r["provenance"] for r in by_granularity["turn"]} == {"attributed"}
     assert all(r["requested_depth"] == 1000 and r["depth"] <= 60 for r in rows)
