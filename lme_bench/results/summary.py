@@ -121,8 +121,6 @@ def not_applicable(part: dict[str, Any]) -> bool:
 def not_applicable_lines(part: dict[str, Any]) -> list[str]:
     """One line per reason rows were not applicable, with its count of questions."""
     reasons = part.get("not_applicable_reasons") or {}
-    if not reasons and part.get("not_applicable"):
-        reasons = {"no reason recorded": part["not_applicable"]}
     return [
         f"Not applicable ({n} question{'s' * (n != 1)}, left out of the averages): {reason}."
         for reason, n in sorted(reasons.items())
