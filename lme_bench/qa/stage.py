@@ -48,7 +48,10 @@ async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) 
         keeps_turns = Capability.TURN_PROVENANCE in system.capabilities
         turn_ids, _ = official_rankings(instance, keys, answer.shown, expand=not keeps_turns)
         has_evidence = any(is_evidence(t) for t in corpus_turn_ids(instance))
-        if has_evidence and not instance.is_abstention:
+        # unknown where what the reader saw maps to no turn: context-only ingestion (a context
+        # document is all there is), or entries shown none of which maps to a turn
+        unmappable = settings.ingest.mode == "context-only" or (answer.shown and not turn_ids)
+        if has_evidence and not instance.is_abstention and not unmappable:
             row.evidence_in_context = any(is_evidence(t) for t in turn_ids)
     finally:
         await system.close()
