@@ -2,7 +2,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-dense install-all run test check bench serve deploy faults clean
+.PHONY: install install-dense install-all local-model test-local-model run test check bench serve deploy faults clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -22,6 +22,15 @@ install-dense: $(STAMP)
 install-all: $(STAMP)
 	$(BIN)/pip install torch==2.13.0 $(TORCH_PIP_ARGS)
 	$(BIN)/pip install -e '.[dev,all]'
+
+# llama-cpp-python's OpenAI-compatible server (built from source once, ~11 min on 2 cores; the wheel
+# is cached in ~/.cache/lme-bench) and a small model for configs/local.toml (README "A local model").
+local-model: $(STAMP)
+	$(BIN)/python scripts/local_model.py install
+
+# The whole pipeline through that real model (part of `make test` once it is installed).
+test-local-model: $(STAMP)
+	$(BIN)/pytest -q -rs -m realmodel
 
 run: $(STAMP)
 	$(BIN)/lme-bench run configs/default.toml
