@@ -6,6 +6,7 @@ question completes, connections are reused, and every request carries an output 
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,11 @@ def test_every_ingestion_mode_answers_and_judges_over_kept_alive_connections(
     agent_calls = [b for b in fake.requests if b["model"] == "note-taker"]
     assert (len(agent_calls) > 0) == (mode != "raw")
     assert all(b["max_tokens"] == 2048 for b in agent_calls)  # the agent's default cap
+    # the call that writes the context must call put_context; the others may call a tool
+    choices = {json.dumps(b["tool_choice"], sort_keys=True) for b in agent_calls}
+    forced = json.dumps({"function": {"name": "put_context"}, "type": "function"}, sort_keys=True)
+    expected = {"raw": set(), "context-only": {forced}, "agentic": {forced, '"auto"'}}
+    assert choices == expected[mode]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mem0") is None, reason="needs the mem0 extra")

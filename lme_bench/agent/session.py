@@ -88,8 +88,10 @@ class SessionAgent:
         settings: IngestSettings,
         session: SessionView,
         start_context: str | None,
+        context_model: CountedModel | None = None,
     ) -> None:
         self.model = model
+        self.context_model = context_model or model  # for the call that writes the context
         self.system = SystemMessage(prompts.system)
         self.settings = settings
         self.session = session
@@ -99,8 +101,8 @@ class SessionAgent:
             ("add_entry", "put_context") if settings.mode == "agentic" else ("put_context",)
         )
 
-    async def _call(self, text: str) -> AIMessage:
-        return await self.model.ainvoke([self.system, HumanMessage(text)])
+    async def _call(self, text: str, model: CountedModel | None = None) -> AIMessage:
+        return await (model or self.model).ainvoke([self.system, HumanMessage(text)])
 
     def _take(self, reply: AIMessage, observed: Observed | None) -> str | None:
         self.writes.apply(
@@ -136,12 +138,14 @@ class SessionAgent:
 
     async def close(self, state: SessionState) -> dict[str, Any]:
         text = session_end_text(self.session.date, state["context"])
-        return {"context": self._take(await self._call(text), None) or state["context"]}
+        reply = await self._call(text, self.context_model)
+        return {"context": self._take(reply, None) or state["context"]}
 
     async def summarise(self, state: SessionState) -> dict[str, Any]:
         turns = [(t.role, t.content) for t in self.session.turns]
         text = context_only_text(self.session.date, state["context"], turns)
-        return {"context": self._take(await self._call(text), None) or state["context"]}
+        reply = await self._call(text, self.context_model)
+        return {"context": self._take(reply, None) or state["context"]}
 
     async def run(self) -> SessionRun:
         state = start_state(len(self.session.turns), self.start_context)

@@ -124,6 +124,12 @@ class IngestSettings(_Section):
     bootstrap_entries: int = Field(
         default=10, ge=0, le=50, description="recent entries read before a session"
     )
+    require_context_call: bool = Field(
+        default=True,
+        description="the call that writes a session's context (context-only, and agentic at"
+        " session end) names put_context as the tool the model must call; false for a server"
+        " that rejects a named tool_choice",
+    )
 
 
 class DatasetSettings(_Section):

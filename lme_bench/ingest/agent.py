@@ -48,8 +48,10 @@ class AgentIngestor:
         self.checkpoints = checkpoints
         self.policy = policy
         self.limiter = limiter
-        tools = AGENTIC_TOOLS if settings.mode == "agentic" else CONTEXT_TOOLS
-        self.model: Any = model.bind_tools(tools)
+        # "auto" said outright: some servers (llama.cpp's) offer no tool call without it
+        self.model: Any = model.bind_tools(AGENTIC_TOOLS, tool_choice="auto")
+        required = "put_context" if settings.require_context_call else "auto"
+        self.context_model: Any = model.bind_tools(CONTEXT_TOOLS, tool_choice=required)
 
     async def prompts(self) -> AgentPrompts:
         """The memory system's own prompts when it serves them, else ours; loaded once."""
@@ -119,7 +121,9 @@ class AgentIngestor:
         prior, start_context = await self._bootstrap(vault_id, memory_id, calls)
         account = CallAccount()
         model = CountedModel(self.model, self.policy, account, self.limiter)
-        run = await SessionAgent(model, prompts, self.settings, session, start_context).run()
+        context_model = CountedModel(self.context_model, self.policy, account, self.limiter)
+        agent = SessionAgent(model, prompts, self.settings, session, start_context, context_model)
+        run = await agent.run()
         writes = run.writes
         context = writes.context if writes.context and writes.context != prior else None
         record = SessionRecord(

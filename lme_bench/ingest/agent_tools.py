@@ -113,7 +113,8 @@ class ToolAgentIngestor:
         self, question_id: str, view: QuestionView, memory_id: str
     ) -> list[SessionRecord]:
         tools = await agent_tools(self.system, memory_id)
-        model = self.chat_model.bind_tools(tools)
+        # "auto" said outright: some servers (llama.cpp's) offer no tool call without it
+        model = self.chat_model.bind_tools(tools, tool_choice="auto")
         prompts = tool_prompts()
         return [
             await self.session(question_id, i, s, prompts, model, tools, memory_id)
