@@ -106,6 +106,11 @@ def test_a_run_through_a_real_model_completes_every_stage(
     for row in sessions.values():
         assert (row["mode"], row["status"], row["error"]) == (mode, "ok", None), row
         assert row["llm_calls"] >= 1 and row["input_tokens"] > 0, row
+        assert row["ingest_health"] == "ok", row  # the memory holds what was written
+    # the context-writing call names put_context, so even this model writes one for each question
+    for question_id in ids:
+        rows = [r for (q, _), r in sessions.items() if q == question_id]
+        assert any(dict(r["memory_calls"]).get("put_context") for r in rows), rows
 
     assert {r["question_id"] for r in _rows(run_dir, "retrieval")} == ids
     answers = _rows(run_dir, "hypotheses")
