@@ -73,18 +73,23 @@ def _cpu_flags() -> set[str]:
     return set()
 
 
+# No multimodal library (llava/mtmd): a chat server of text models never loads it, and it is a
+# good part of the build.
+TEXT_ONLY = "-DLLAVA_BUILD=OFF"
+
+
 def cmake_args() -> str:
     if os.environ.get("CMAKE_ARGS"):
         return os.environ["CMAKE_ARGS"]
     if platform.machine() not in ("x86_64", "AMD64"):
-        return ""  # ggml's defaults for the machine it builds on
+        return TEXT_ONLY  # ggml's defaults for the machine it builds on
     flags = _cpu_flags()
     chosen = [
         f"-D{name}={'ON' if flags.issuperset(needs) else 'OFF'}"
         for name, needs in INSTRUCTION_SETS.items()
     ]
     amx = [f"-DGGML_AMX_{part}=OFF" for part in ("TILE", "INT8", "BF16")]
-    return " ".join(["-DGGML_NATIVE=OFF", *chosen, *amx])
+    return " ".join([TEXT_ONLY, "-DGGML_NATIVE=OFF", *chosen, *amx])
 
 
 def wheel_dir() -> Path:
