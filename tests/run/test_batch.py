@@ -41,7 +41,7 @@ def test_stages_that_call_no_model_are_batched() -> None:
     assert batchable_stages(_settings()) == {"ingest", "retrieval"}  # raw, embedded
     agentic = _settings(ingest={"mode": "agentic"}, models={"agent": "fake:note-taker"})
     assert batchable_stages(agentic) == {"retrieval"}  # the memory agent calls a model
-    extracting = _settings(memory={"backend": "tests.test_batch:Extracting"})
+    extracting = _settings(memory={"backend": "tests.run.test_batch:Extracting"})
     assert batchable_stages(extracting) == {"retrieval"}  # the system may call its model
     with_model = _settings(models={"memory": "fake:mem0-extractor"})
     assert batchable_stages(with_model) == set()  # its searches may call it too

@@ -35,7 +35,7 @@ from tests.providers.fake_openai_server import serve
 OPENAI_CANARY = f"sk-canary-{uuid.uuid4().hex}"
 LOCAL_CANARY = f"sk-canary-{uuid.uuid4().hex}"
 CANARIES = (OPENAI_CANARY, LOCAL_CANARY)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

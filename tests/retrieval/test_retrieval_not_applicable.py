@@ -32,7 +32,7 @@ from lme_bench.retrieval.provenance import (
 from lme_bench.run.finish import headline
 from lme_bench.run.steps import evaluate_question, ingest_question, plan_run, prepare_questions
 from tests.factories import make_question
-from tests.test_memory_health import AGENTIC, QA, ROOT, _run, _settings
+from tests.ingest.test_memory_health import AGENTIC, QA, ROOT, _run, _settings
 
 INSTANCE = Instance.model_validate(make_question())
 KEYS = session_keys(INSTANCE)  # the evidence session is the older one: s000

@@ -31,7 +31,7 @@ from lme_bench.run.steps import (
 )
 from tests.backends.recording_backend import RecordingNotes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 AGENTIC = ROOT / "configs" / "agentic-fake.toml"
 QA = {"models.qa": "fake:quote-memory", "models.judge": "fake:match-judge"}
 
@@ -149,7 +149,7 @@ def test_a_system_without_entries_is_searched_with_its_own_text(tmp_path: Path) 
         backend = (
             "tests/backends/recording_backend.py:RecordingNotes"
             if name == "RecordingNotes"
-            else "tests/test_memory_health.py:ForgetfulNotes"
+            else "tests/ingest/test_memory_health.py:ForgetfulNotes"
         )
         settings = _settings(where, None, **{"memory.backend": backend, "memory.params": {}})
         plan = plan_run(settings)

@@ -12,7 +12,7 @@ import pytest
 
 from tests.factories import make_question
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,7 @@ import ast
 import graphlib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {"lme_bench": "lme_bench", "flows": "lme_bench_flows", "tasks": "lme_bench_tasks"}
 
 

@@ -9,7 +9,7 @@ from lme_bench.dataset.loader import iter_questions
 from lme_bench.metrics.ranking_metrics import is_evidence
 from lme_bench.retrieval.official_ids import corpus_turn_ids
 from lme_bench.run.steps import bundled_sample
-from tests.test_memory_health import AGENTIC, QA, _run, _settings
+from tests.ingest.test_memory_health import AGENTIC, QA, _run, _settings
 
 
 def test_context_only_answers_leave_evidence_in_context_unknown(tmp_path: Path) -> None:

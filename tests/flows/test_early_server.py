@@ -1,6 +1,6 @@
 """`lme-bench run`'s temporary Prefect server started before Prefect is imported
 (flows/early_server.py): none when the environment names a server, stopped on bad input.
-A run against it is exercised by every `lme-bench run` test (tests/test_stopping.py: the
+A run against it is exercised by every `lme-bench run` test (tests/cli/test_stopping.py: the
 run's temporary server is its child and is stopped with it)."""
 
 from __future__ import annotations
