@@ -51,6 +51,7 @@ check: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # Fault injection: throttling, a killed memory server, SIGKILLed runs, a bad judge, unwritable results.
 faults: $(STAMP)

@@ -8,7 +8,7 @@ Run a benchmark on it from the repository folder:
     params = { min_word = 3 }
 
 and test it against the protocol's promises with the conformance suite
-(tests/test_example_backend.py shows the few lines that takes).
+(TestExampleBackend in tests/backends/test_conformance_builtin.py shows the few lines that takes).
 
 It keeps each session as one note (the turns joined), so its hits name their session
 (PROVENANCE) but no turn: lme-bench scores turn granularity by matching hit text to turns,
