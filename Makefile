@@ -2,7 +2,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-dense install-all local-model test-local-model run test check bench serve deploy faults clean
+.PHONY: install install-dense install-all local-model test-local-model run test test-all check bench serve deploy faults clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -28,14 +28,20 @@ install-all: $(STAMP)
 local-model: $(STAMP)
 	$(BIN)/python scripts/local_model.py install
 
-# The whole pipeline through that real model (part of `make test` once it is installed).
+# The whole pipeline through that real model (part of `make test-all` once it is installed).
 test-local-model: $(STAMP)
 	$(BIN)/pytest -q -rs -m realmodel
 
 run: $(STAMP)
 	$(BIN)/lme-bench run configs/default.toml
 
+# The fast set: everything but the tests that start servers, run whole flows, a real Prefect
+# server or a real model (the slow, integration and realmodel markers).
 test: $(STAMP)
+	$(BIN)/pytest -q -rs -m "not slow and not integration and not realmodel"
+
+# Every test (what CI runs).
+test-all: $(STAMP)
 	$(BIN)/pytest -q -rs
 
 # A Prefect server, a process worker and a file server of results/ on loopback (Ctrl-C stops all); then `make deploy`.
