@@ -22,6 +22,7 @@ NOTE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mode", "limit"), [("context-only", None), ("agentic", 6)])
 def test_no_gold_label_reaches_the_agent_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, limit: int | None

@@ -42,6 +42,7 @@ def _odd_questions() -> list[dict[str, object]]:
     return [with_empty_session, with_empty_turn, with_long_turn]
 
 
+@pytest.mark.slow
 def test_odd_but_valid_questions_run_end_to_end(
     harness: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

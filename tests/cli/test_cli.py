@@ -68,6 +68,7 @@ def test_unknown_question_id_and_bad_config(tmp_path: Path) -> None:
     assert not (tmp_path / "r" / "sample").exists()
 
 
+@pytest.mark.slow
 def test_run_on_a_few_sample_questions(tmp_path: Path) -> None:
     done = _cli(
         "run",
@@ -103,6 +104,7 @@ def test_generate_writes_a_loadable_file(tmp_path: Path) -> None:
     assert len(json.loads(out.read_text())) == 2
 
 
+@pytest.mark.slow
 def test_agentic_run_with_the_fake_model_writes_ingest_accounting(tmp_path: Path) -> None:
     done = _cli(
         "run",

@@ -18,6 +18,8 @@ from prefect.testing.utilities import prefect_test_harness
 from lme_bench.run import steps
 from lme_bench.run.request import RunRequest
 
+pytestmark = pytest.mark.slow  # every test runs the whole flow
+
 
 @pytest.fixture(scope="module")
 def harness() -> Iterator[None]:

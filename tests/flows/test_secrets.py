@@ -151,6 +151,7 @@ def _answer_and_judge(body: dict[str, Any]) -> dict[str, Any]:
     return {"content": "yes" if body["model"] == "judge-model" else "A golden retriever."}
 
 
+@pytest.mark.slow
 def test_keys_are_sent_but_never_written(
     harness: None,
     tmp_path: Path,
@@ -180,6 +181,7 @@ def _key_echoed_in_401(body: dict[str, Any]) -> dict[str, Any]:
     return {"status": 401, "message": f"Incorrect API key provided: {OPENAI_CANARY}."}
 
 
+@pytest.mark.slow
 def test_a_key_echoed_in_an_error_is_redacted_everywhere(
     harness: None,
     tmp_path: Path,
@@ -204,6 +206,7 @@ def _always_401(body: dict[str, Any]) -> dict[str, Any]:
     return {"status": 401, "message": f"Incorrect API key provided: {OPENAI_CANARY}."}
 
 
+@pytest.mark.slow
 def test_a_key_in_an_exception_that_fails_a_task_is_redacted_everywhere(
     harness: None,
     tmp_path: Path,

@@ -77,6 +77,7 @@ def _forbidden(instances: dict[str, Instance]) -> set[str]:
 
 # Both transports carry the same tool calls: stdio (a server process per connection, ~2 s
 # each) runs the agentic case only, which makes every call the raw case makes and more.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("transport", "mode"),
     [("streamable_http", "raw"), ("streamable_http", "agentic"), ("stdio", "agentic")],

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
 
 from lme_bench.backends.protocol import Session
 from lme_bench.config.settings import Settings, load_settings
@@ -189,6 +190,7 @@ def test_probes_are_messages_of_the_first_middle_and_last_sessions_then_their_wo
     assert probe_queries(QuestionView("q?", "2023/06/01 (Thu) 10:00", ())) == []
 
 
+@pytest.mark.slow
 def test_the_flows_last_line_names_the_empty_memories(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "lme_bench_flows.command", "run", str(AGENTIC), "--limit", "2",

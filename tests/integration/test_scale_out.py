@@ -9,10 +9,13 @@ import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
 from tests.integration.prefect_server import BIN, POOL, PrefectStack, _spawn, stop
 from tests.integration.runs import KEY_ENV, KEY_VALUE, FakeLlm, api_client, write_config
+
+pytestmark = pytest.mark.integration
 
 QUESTIONS = 6
 

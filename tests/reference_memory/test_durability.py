@@ -12,6 +12,8 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from lme_bench.backends.entry_types import NewEntry
 from lme_bench.backends.mcp_session import McpSession, MemoryConnectionError
 from lme_bench.backends.mycelian_mcp import McpBackend
@@ -37,6 +39,7 @@ async def _write_and_await(server: HttpServer, n: int) -> tuple[str, str]:
     return vault, memory
 
 
+@pytest.mark.slow
 def test_awaited_writes_survive_sigkill_and_restart(tmp_path: Path) -> None:
     server = HttpServer(tmp_path / "first")
     try:
@@ -136,6 +139,7 @@ async def _add_until_killed(
         await session.close()
 
 
+@pytest.mark.slow
 def test_acknowledged_adds_survive_sigkill_while_another_process_holds_the_write_lock(
     tmp_path: Path,
 ) -> None:
