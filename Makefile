@@ -24,7 +24,7 @@ install-all: $(STAMP)
 	$(BIN)/pip install -e '.[dev,all]'
 
 # llama-cpp-python's OpenAI-compatible server (built from source once, ~11 min on 2 cores; the wheel
-# is cached in ~/.cache/lme-bench) and a small model for configs/local.toml (README "A local model").
+# is cached in ~/.cache/lme-bench) and a small model for configs/local.toml (docs/local-models.md).
 local-model: $(STAMP)
 	$(BIN)/python scripts/local_model.py install
 
@@ -63,7 +63,7 @@ check: $(STAMP)
 faults: $(STAMP)
 	$(BIN)/pytest -q tests/faults
 
-# The full-scale figures of benchmarks/README.md (≈ 15 minutes; data generated on first use).
+# The full-scale figures of docs/performance.md (≈ 15 minutes; data generated on first use).
 bench: $(STAMP)
 	$(BIN)/python benchmarks/retrieval_scale.py --scale s --questions 500
 	$(BIN)/python benchmarks/retrieval_scale.py --scale s --questions 500 --flow

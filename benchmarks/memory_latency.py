@@ -3,7 +3,7 @@ of the store called in-process vs our MCP server over stdio and streamable HTTP.
 
     python benchmarks/memory_latency.py [--searches 300] [--calls 200]
 
-Prints Markdown rows for benchmarks/README.md.
+Prints Markdown rows for docs/performance.md.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ twice (duplicated) or written by another session (foreign) is counted.
     python benchmarks/memory_load.py [--sessions 1,8,32,64] [--adds 200] [--searches 20]
         [--no-queue]
 
-Prints one Markdown row per level for benchmarks/README.md.
+Prints one Markdown row per level for docs/performance.md.
 """
 
 from __future__ import annotations

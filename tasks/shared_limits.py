@@ -11,7 +11,7 @@ trips), renewed from the same event loop only if the call outlives most of the l
 process dies, the server frees the slot when the lease expires. A process sends one of these
 requests at a time: concurrent writes lock a SQLite-backed server up (16 at once took 4.7x as
 long). Prefect's own `concurrency()` adds a renewal thread and a new client per call
-(`PrefectConcurrencyLimiter`, kept for comparison; figures in benchmarks/README.md).
+(`PrefectConcurrencyLimiter`, kept for comparison; figures in docs/changelog.md).
 
 The flow calls `install_shared_limits(settings)` once before its tasks start.
 """

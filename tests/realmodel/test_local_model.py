@@ -1,8 +1,8 @@
-"""The whole pipeline through a real model: `lme-bench run configs/local.toml` as the README
-runs it, against llama.cpp's server (only its port overridden), with context-only and agentic
-ingestion, then answer and judge. What is checked is completion and bookkeeping: every stage
-done for every question, every table and figure written. Not the answers: a 135M model's are
-mostly wrong."""
+"""The whole pipeline through a real model: `lme-bench run configs/local.toml` as
+docs/local-models.md runs it, against llama.cpp's server (only its port overridden), with
+context-only and agentic ingestion, then answer and judge. What is checked is completion and
+bookkeeping: every stage done for every question, every table and figure written. Not the
+answers: a 135M model's are mostly wrong."""
 
 from __future__ import annotations
 
