@@ -77,10 +77,10 @@ class LoopLocalTransport(httpx.AsyncBaseTransport):
         if pool is not None:
             await pool.aclose()
 
-    def pools(self) -> int:
-        """Pools open now (one per loop that sent a request and has not ended)."""
+    def has_pool(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether `loop` has a pool open (it sent a request and has not ended)."""
         with self._lock:
-            return len(self._pools)
+            return loop in self._pools
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         return await self._pool().handle_async_request(request)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -16,7 +17,7 @@ from lme_bench.providers.calls import CountedModel
 from lme_bench.providers.factory import ModelSpec, build_chat_model
 from lme_bench.providers.http_clients import LoopLocalTransport, model_http_client
 from lme_bench.providers.retry import RetryPolicy
-from tests.providers.fake_openai_server import serve
+from tests.providers.fake_openai_server import FakeOpenAI, serve
 
 
 def _chat_model(url: str):  # type: ignore[no-untyped-def]
@@ -30,11 +31,27 @@ def _transport(url: str) -> LoopLocalTransport:
     return transport
 
 
+def _assert_closed(url: str, fake: FakeOpenAI, loops: list[asyncio.AbstractEventLoop]) -> None:
+    """Every loop's pool was closed as its loop ended: the transport holds none of them, and
+    the server saw every connection hung up."""
+    transport = _transport(url)
+    assert loops and not any(transport.has_pool(loop) for loop in loops)
+    assert fake.server is not None
+    for _ in range(200):  # the server's handlers notice the hang-ups (at most 10 s)
+        if not fake.server.open_connections:
+            break
+        time.sleep(0.05)
+    assert fake.server.open_connections == 0
+
+
 def test_a_model_built_once_answers_on_loop_after_loop_over_kept_alive_connections() -> None:
     with serve([{"content": "Blue."}]) as (url, fake):
         model = _chat_model(url)
 
+        loops: list[asyncio.AbstractEventLoop] = []
+
         async def twice() -> list[str]:
+            loops.append(asyncio.get_running_loop())
             first = await model.ainvoke([HumanMessage("Colour?")])
             second = await model.ainvoke([HumanMessage("Colour?")])
             return [str(first.content), str(second.content)]
@@ -43,7 +60,7 @@ def test_a_model_built_once_answers_on_loop_after_loop_over_kept_alive_connectio
         assert replies == [["Blue.", "Blue."]] * 4
         # each loop kept its connection for its second call, and closed it as it ended
         assert len(fake.requests) == 8 and fake.connections == 4
-        assert _transport(url).pools() == 0
+        _assert_closed(url, fake, loops)
 
 
 def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None:
@@ -82,11 +99,16 @@ def test_loops_in_threads_at_once_each_use_their_own_pool() -> None:
     with serve([{"content": "Blue."}]) as (url, fake):
         model = _chat_model(url)
         errors: list[BaseException] = []
+        loops: list[asyncio.AbstractEventLoop] = []
+
+        async def ask() -> None:
+            loops.append(asyncio.get_running_loop())
+            await model.ainvoke([HumanMessage("Colour?")])
 
         def task() -> None:
             try:
                 for _ in range(3):
-                    asyncio.run(model.ainvoke([HumanMessage("Colour?")]))
+                    asyncio.run(ask())
             except BaseException as error:  # reported below, with the thread's error
                 errors.append(error)
 
@@ -96,7 +118,7 @@ def test_loops_in_threads_at_once_each_use_their_own_pool() -> None:
         for thread in threads:
             thread.join()
         assert errors == [] and len(fake.requests) == 12
-        assert _transport(url).pools() == 0
+        _assert_closed(url, fake, loops)
 
 
 def test_closers_run_on_their_own_loop_last_registered_first() -> None:
