@@ -18,6 +18,7 @@ from lme_bench.config.settings import ModelsSettings, ProviderSettings
 from lme_bench.providers.calls import CountedModel
 from lme_bench.providers.factory import ModelSpec, build_chat_model, retry_policy
 from lme_bench.providers.faults import classify
+from tests.providers.aws_env import use_fake_aws
 from tests.providers.fake_bedrock_server import serve_bedrock
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
@@ -27,13 +28,7 @@ MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 def fake_aws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Fake credentials, no AWS files or instance metadata, and an environment asking
     botocore for retries of its own, which the client's settings must override."""
-    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-a-real-secret")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    use_fake_aws(monkeypatch, tmp_path)
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "5")
     monkeypatch.setenv("AWS_RETRY_MODE", "legacy")
 
