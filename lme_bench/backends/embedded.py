@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.backends.entry_types import Entry, NewEntry, SearchResult
-from lme_bench.reference_memory.embeddings import Embedder
+from lme_bench.embeddings import Embedder
 from lme_bench.reference_memory.store import EmbeddedStore
 from lme_bench.reference_memory.tool_results import PROMPT_TYPES, default_prompts
 

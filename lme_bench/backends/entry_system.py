@@ -26,7 +26,7 @@ from lme_bench.backends.protocol import (
     Usage,
 )
 from lme_bench.config.settings import ConfigError, MemorySettings, Settings
-from lme_bench.reference_memory.embeddings import load_embedder
+from lme_bench.embeddings import load_embedder
 
 SUMMARY_LIMIT = 512  # Mycelian's entry summary limit, in characters
 

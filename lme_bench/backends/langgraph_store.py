@@ -35,7 +35,7 @@ from lme_bench.backends.protocol import (
     Usage,
 )
 from lme_bench.config.settings import ConfigError
-from lme_bench.reference_memory.embeddings import MINILM, load_embedder
+from lme_bench.embeddings import MINILM, load_embedder
 
 PAGE = 500  # items listed per call when deleting
 

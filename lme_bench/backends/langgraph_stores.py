@@ -28,7 +28,7 @@ from langgraph.store.base import BaseStore, IndexConfig, Op, Result
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
-from lme_bench.reference_memory.embeddings import Embedder
+from lme_bench.embeddings import Embedder
 
 StoreKind = Literal["memory", "sqlite"]
 INDEXED_FIELDS = ["text", "content.content"]  # a stored turn's text; a LangMem memory's text

@@ -24,7 +24,7 @@ from lme_bench.backends.names import BUILT_IN, registered, unknown_backend
 from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
 from lme_bench.common.code_digest import closure_digest
 from lme_bench.config.settings import ConfigError, Settings
-from lme_bench.reference_memory.embeddings import load_embedder
+from lme_bench.embeddings import load_embedder
 
 _REQUIRED = ("Params", "name", "capabilities")
 

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lme_bench.common.sqlite_writes import database_file, immediate, write_lock
-from lme_bench.reference_memory.embeddings import MINILM, Embedder, load_embedder, pack, unpack
+from lme_bench.embeddings import MINILM, Embedder, load_embedder, pack, unpack
 from lme_bench.reference_memory.search_index import MemoryIndexes
 
 SEARCH_MODES = ("bm25", "dense", "hybrid")

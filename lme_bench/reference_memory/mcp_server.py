@@ -24,7 +24,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 from starlette.types import ASGIApp
 
-from lme_bench.reference_memory.embeddings import load_embedder
+from lme_bench.embeddings import load_embedder
 from lme_bench.reference_memory.http_access import BearerAuth, transport_security
 from lme_bench.reference_memory.service import MemoryService, ToolError
 from lme_bench.reference_memory.store import EmbeddedStore

@@ -31,7 +31,7 @@ from lme_bench.backends.entry_types import (
     Vault,
 )
 from lme_bench.common.sqlite_writes import immediate, keep_open, write_lock
-from lme_bench.reference_memory.embeddings import Embedder
+from lme_bench.embeddings import Embedder
 from lme_bench.reference_memory.hybrid import EMBEDDINGS_SCHEMA, Searcher
 from lme_bench.reference_memory.search_index import MemoryIndexes
 

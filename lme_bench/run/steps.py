@@ -17,6 +17,7 @@ from lme_bench.backends.registry import backend_class, backend_params
 from lme_bench.common.secrets import redact_secrets
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
+from lme_bench.embeddings import load_embedder
 from lme_bench.ingest.question import IngestOutcome as IngestOutcome
 from lme_bench.ingest.question import MemoryLocation as MemoryLocation
 from lme_bench.ingest.question import check_run_models
@@ -26,7 +27,6 @@ from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.stage import judge_question as judge_question
 from lme_bench.providers.factory import check_models
 from lme_bench.qa.stage import answer_question as answer_question
-from lme_bench.reference_memory.embeddings import load_embedder
 from lme_bench.results.manifest import package_versions
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow, failed_rows

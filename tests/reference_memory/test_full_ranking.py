@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lme_bench.backends.entry_types import EntryHit, NewEntry
-from lme_bench.reference_memory.embeddings import HashingEmbedder
+from lme_bench.embeddings import HashingEmbedder
 from lme_bench.reference_memory.store import EmbeddedStore
 
 TEXTS = [

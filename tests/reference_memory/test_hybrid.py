@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from lme_bench import embeddings
 from lme_bench.backends.entry_system import open_backend
 from lme_bench.backends.entry_types import NewEntry
 from lme_bench.config.settings import ConfigError, load_settings
-from lme_bench.reference_memory import embeddings, hybrid
-from lme_bench.reference_memory.embeddings import (
+from lme_bench.embeddings import (
     HASHING,
     Embedder,
     HashingEmbedder,
@@ -23,6 +23,7 @@ from lme_bench.reference_memory.embeddings import (
     Vectors,
     load_embedder,
 )
+from lme_bench.reference_memory import hybrid
 from lme_bench.reference_memory.hybrid import fuse, normalise
 from lme_bench.reference_memory.store import EmbeddedStore
 

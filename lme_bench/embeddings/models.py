@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lme_bench.config.settings import ConfigError
-from lme_bench.reference_memory.text_search import STOPWORDS
+from lme_bench.embeddings.stopwords import STOPWORDS
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
