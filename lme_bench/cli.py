@@ -306,6 +306,8 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
     instead of one log line per task run unless `verbose`; at the end the summary, the results
     folder and the run's headline."""
     from lme_bench.results.recorded_settings import check_settings
+    from lme_bench.run.collect import error_text
+    from lme_bench.run.failure_origin import show_tracebacks_once, traceback_shown
     from lme_bench.run.steps import plan_run, prepare_questions
 
     settings = request.settings()
@@ -328,6 +330,7 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
         raise
     ready(True)
     _quiet_tracebacks(ResultsWriteError, flow.failures)
+    show_tracebacks_once([*logging.getLogger().handlers, *logging.getLogger("prefect").handlers])
     if not verbose:  # task runs' state lines; failures (warnings and errors) still show
         logging.getLogger("prefect.task_runs").setLevel(logging.WARNING)
     try:
@@ -340,6 +343,12 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
         summary = plan.run_dir / "summary.md"
         if summary.exists():
             print(summary.read_text())
+        return EXIT_RUN_FAILED
+    except Exception as exc:
+        if not traceback_shown(exc):
+            raise
+        # the log showed its traceback: one line here, with where it was raised
+        print(f"lme-bench: error: {error_text(exc)}", file=sys.stderr)
         return EXIT_RUN_FAILED
     print((Path(result["run_dir"]) / "summary.md").read_text())
     print(f"results: {result['run_dir']}")

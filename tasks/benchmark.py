@@ -25,7 +25,6 @@ from prefect.runtime import task_run
 from prefect.settings import PREFECT_TASKS_REFRESH_CACHE
 from prefect.utilities.annotations import BaseAnnotation
 
-from lme_bench.common.transient import is_transient, scrubbed
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
 from lme_bench.ingest.question import MemoryLocation
@@ -33,6 +32,7 @@ from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 from lme_bench.run import cache_keys, finish, steps
 from lme_bench.run.batch import Batch, BatchFailed, BatchRunner, Outcome
+from lme_bench.run.transient import is_transient, scrubbed
 
 T = TypeVar("T")
 
@@ -168,7 +168,13 @@ def prepare_questions(
     return steps.prepare_questions(plan, question_ids, limit)
 
 
-@task(name="locate-memories", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5)
+@task(
+    name="locate-memories",
+    cache_policy=NO_CACHE,
+    retries=2,
+    retry_delay_seconds=5,
+    retry_condition_fn=_retry_transient,  # a backend that cannot start fails at once
+)
 def locate_memories(
     refs: list[QuestionRef], settings: Settings, scope: str
 ) -> dict[str, MemoryLocation]:

@@ -10,7 +10,7 @@ refusal, naming the tool and the server's message). An HTTP refusal that ends th
 no or wrong token, 403/421 Origin/Host not allowed, 413 request over the server's body limit) ->
 `MemoryRequestRejected` (permanent, naming the server and what to change). A lost connection,
 a server that cannot be started or reached, or a call past `timeout_s` -> `MemoryConnectionError`
-(a `ConnectionError`, so `lme_bench.common.transient.is_transient` retries it); so does a tool error
+(a `ConnectionError`, so `lme_bench.run.transient.is_transient` retries it); so does a tool error
 starting `server busy:` (its write queue stayed full). Header values never appear in messages
 or logs.
 """

@@ -27,10 +27,11 @@ from lme_bench.backends.protocol import Capability
 from lme_bench.backends.registry import backend_class
 from lme_bench.common.secrets import RedactedError
 from lme_bench.common.stop_signal import STOPPING, RunStopped, check_stopping
-from lme_bench.common.transient import is_transient, scrubbed
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.run import steps
+from lme_bench.run.failure_origin import copy_origin
+from lme_bench.run.transient import is_transient, scrubbed
 
 T = TypeVar("T")
 Item = TypeVar("Item")
@@ -182,7 +183,9 @@ def sendable(outcome: Outcome[Any]) -> Outcome[Any]:
         pickle.loads(pickle.dumps(outcome.error))  # an error class may not rebuild from args
     except Exception:
         text = f"{type(outcome.error).__name__}: {outcome.error}"
-        return replace(outcome, error=RedactedError(text, is_transient(outcome.error)))
+        sent = RedactedError(text, is_transient(outcome.error))
+        copy_origin(outcome.error, sent)
+        return replace(outcome, error=sent)
     return outcome
 
 

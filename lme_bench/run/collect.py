@@ -7,11 +7,13 @@ hypotheses tables still get an error row, so they have a row for every question.
 
 from __future__ import annotations
 
+import logging
 import traceback
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar, cast
 
 from lme_bench.common.secrets import redact_secrets
+from lme_bench.common.stop_signal import RunStopped
 from lme_bench.config.run_section import Stage
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
@@ -19,10 +21,12 @@ from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.qa.stage import unanswered_row
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
+from lme_bench.run.failure_origin import log_failure, with_origin
 from lme_bench.run.finish import RunResults
 from lme_bench.run.steps import StageFailed, error_rows
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +92,10 @@ def _expect(value: StageValue | None, kind: type[T]) -> T | None:
 
 
 def error_text(error: BaseException | str | None) -> str:
+    """A failed question's `error`: the exception, and where it was raised (file:line)."""
     if isinstance(error, BaseException):
-        return redact_secrets("".join(traceback.format_exception_only(error)).strip())
+        text = "".join(traceback.format_exception_only(error)).strip()
+        return redact_secrets(with_origin(text, error))
     return redact_secrets(str(error or "failed"))
 
 
@@ -134,7 +140,12 @@ class RunCollector:
         return ref.n_sessions if self.settings.ingest.mode == "context-only" else ref.n_turns
 
     def _fail(self, index: int, error: BaseException | str | None) -> None:
-        self.failed.setdefault(self.refs[index].question_id, error_text(error))
+        question_id = self.refs[index].question_id
+        if question_id in self.failed:
+            return
+        self.failed[question_id] = error_text(error)
+        if isinstance(error, BaseException) and not isinstance(error, StageFailed | RunStopped):
+            log_failure(_log, f"question {question_id} failed: {self.failed[question_id]}", error)
 
     def finished(self, done: Done) -> list[Job]:
         """Record a finished job; the jobs that follow it."""

@@ -14,8 +14,8 @@ import pytest
 
 from lme_bench.backends.mcp_session import McpToolError, MemoryConnectionError
 from lme_bench.backends.mycelian_mcp import McpBackend
-from lme_bench.common.transient import is_transient
 from lme_bench.config.settings import McpSettings
+from lme_bench.run.transient import is_transient
 from tests.conformance.harness import RUN_ID, unique_title
 from tests.conformance.servers import HttpServer, free_port, stdio_settings
 

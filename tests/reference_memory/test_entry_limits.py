@@ -19,9 +19,9 @@ from lme_bench.backends.mcp_session import (
     MemoryRequestRejected,
     MemoryServerBusy,
 )
-from lme_bench.common.transient import is_transient
 from lme_bench.config.settings import McpSettings
 from lme_bench.reference_memory.tool_args import RAW_ENTRY_MAX
+from lme_bench.run.transient import is_transient
 from tests.conformance.servers import HttpServer, free_port
 
 

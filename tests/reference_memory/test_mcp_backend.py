@@ -13,8 +13,8 @@ from lme_bench.backends.entry_system import open_backend
 from lme_bench.backends.mcp_session import McpToolError, connection_config, describe_server
 from lme_bench.backends.mycelian_mcp import McpBackend
 from lme_bench.common.secrets import redact_secrets, secret_env_names
-from lme_bench.common.transient import is_transient
 from lme_bench.config.settings import ConfigError, McpSettings, load_settings
+from lme_bench.run.transient import is_transient
 
 
 class ScriptedSession:

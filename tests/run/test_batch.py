@@ -12,7 +12,6 @@ import pytest
 from lme_bench.backends.protocol import BackendParams, Capability
 from lme_bench.common.secrets import RedactedError
 from lme_bench.common.stop_signal import STOPPING, RunStopped
-from lme_bench.common.transient import is_transient
 from lme_bench.config.settings import Settings
 from lme_bench.run.batch import (
     RETRY_DELAYS,
@@ -23,6 +22,7 @@ from lme_bench.run.batch import (
     run_each,
     sendable,
 )
+from lme_bench.run.transient import is_transient
 
 
 class Extracting:

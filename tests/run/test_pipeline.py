@@ -80,8 +80,8 @@ def test_search_of_a_memory_built_by_ingestion(tmp_path: Path) -> None:
 
 
 def test_new_ingestion_settings_under_the_same_run_id_are_refused(tmp_path: Path) -> None:
-    from lme_bench.common.transient import is_transient
     from lme_bench.ingest.question import IngestSettingsChanged
+    from lme_bench.run.transient import is_transient
 
     common = {"run.results_dir": str(tmp_path), "run.id": "same"}
     raw = load_settings(None, **common)

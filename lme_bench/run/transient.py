@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 
+from lme_bench.backends.protocol import TransientMemoryError
 from lme_bench.common.secrets import RedactedError, redact_secrets
 from lme_bench.common.stop_signal import RunStopped
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.providers.faults import classify
+from lme_bench.run.failure_origin import copy_origin, keep_origin
 
 _PERMANENT = (
     DatasetError,
@@ -19,12 +21,14 @@ _PERMANENT = (
     NotImplementedError,
     RunStopped,
 )
-_TRANSIENT = (TimeoutError, ConnectionError, sqlite3.OperationalError)
+# TransientMemoryError: what a memory backend raises for a fault worth retrying (the protocol).
+_TRANSIENT = (TimeoutError, ConnectionError, sqlite3.OperationalError, TransientMemoryError)
 
 
 def is_transient(error: BaseException) -> bool:
-    """Worth retrying the whole task: a lost connection, a locked database, or a model provider
-    still throttling or failing (5xx, timeout) after the retries made inside the task."""
+    """Worth retrying the whole task: a lost connection, a locked database, a memory backend's
+    TransientMemoryError, or a model provider still throttling or failing (5xx, timeout) after
+    the retries made inside the task."""
     if isinstance(error, RedactedError):
         return error.transient
     if isinstance(error, _PERMANENT):
@@ -37,9 +41,14 @@ def is_transient(error: BaseException) -> bool:
 
 
 def scrubbed(error: Exception, settings: Settings | None = None) -> Exception:
-    """`error` itself when its text is clean, else a RedactedError with the secrets masked."""
+    """`error` itself when its text is clean, else a RedactedError with the secrets masked;
+    either way marked with where it was raised and its traceback (lme_bench.run.failure_origin),
+    as the harness calls this where a question's error leaves its work."""
+    keep_origin(error)
     text = f"{type(error).__name__}: {error}"
     clean = redact_secrets(text, settings)
     if clean == text:
         return error
-    return RedactedError(clean, is_transient(error))
+    redacted = RedactedError(clean, is_transient(error))
+    copy_origin(error, redacted)
+    return redacted

@@ -4,10 +4,11 @@ import sqlite3
 
 import pytest
 
-from lme_bench.common.transient import is_transient
+from lme_bench.backends.protocol import TransientMemoryError
 from lme_bench.config.settings import ConfigError
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.providers.errors import ProviderConfigError, ProviderThrottled, ProviderUnavailable
+from lme_bench.run.transient import is_transient
 
 
 @pytest.mark.parametrize(
@@ -18,6 +19,7 @@ from lme_bench.providers.errors import ProviderConfigError, ProviderThrottled, P
         sqlite3.OperationalError("database is locked"),
         ProviderThrottled("still throttled after retries"),
         ProviderUnavailable("503"),
+        TransientMemoryError("server busy"),  # what a memory backend raises to be retried
     ],
 )
 def test_transient_faults_are_retried(error: BaseException) -> None:

@@ -1,0 +1,143 @@
+"""Where a question's failure came from, told once: the file and line that raised it in the
+error text of its rows, and its traceback once in the log.
+
+An error is marked where the harness catches it (`keep_origin`), while its traceback is still
+there: a batch worker sends errors back pickled, and pickling drops tracebacks but keeps these
+marks. `TracebackOnce` on the log handlers lets each exception's traceback through once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sysconfig
+import traceback
+from pathlib import Path
+
+from lme_bench.common.secrets import redact_secrets
+
+_ORIGIN = "lme_bench_origin"  # "file.py:42 in search"
+_TRACEBACK = "lme_bench_traceback"  # the formatted traceback, secrets masked
+_SHOWN = "lme_bench_traceback_shown"  # a log record already carried its traceback
+
+_PACKAGE = str(Path(__file__).resolve().parents[1])
+_LIBRARIES = tuple(
+    {
+        str(Path(p).resolve())
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        if (p := sysconfig.get_paths().get(key))
+    }
+)
+
+
+def _is_harness(filename: str) -> bool:
+    """lme-bench's own code, an installed library or the standard library."""
+    if filename.startswith("<"):
+        return True
+    path = str(Path(filename).resolve())
+    return (
+        path.startswith(_PACKAGE)
+        or path.startswith(_LIBRARIES)
+        or "site-packages" in path
+        or "dist-packages" in path
+    )
+
+
+def raised_at(error: BaseException) -> str | None:
+    """`file.py:42 in name` of the innermost frame of the traceback that is not lme-bench's, a
+    library's or the standard library's (the innermost frame when all are); None without one."""
+    stored = getattr(error, _ORIGIN, None)
+    if isinstance(stored, str):
+        return stored
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return None
+    own = [frame for frame in frames if not _is_harness(frame.filename)]
+    frame = (own or frames)[-1]
+    return f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
+
+
+def traceback_text(error: BaseException) -> str | None:
+    """The error's traceback as text, secrets masked (kept from where it was caught)."""
+    stored = getattr(error, _TRACEBACK, None)
+    if isinstance(stored, str):
+        return stored
+    if error.__traceback__ is None:
+        return None
+    return redact_secrets("".join(traceback.format_exception(error)).rstrip())
+
+
+def _set(error: BaseException, name: str, value: object) -> None:
+    with contextlib.suppress(AttributeError, TypeError):  # an exception class with __slots__
+        setattr(error, name, value)
+
+
+def keep_origin(error: BaseException) -> None:
+    """Mark `error` with where it was raised and its traceback, so both survive pickling."""
+    where, text = raised_at(error), traceback_text(error)
+    if where is not None:
+        _set(error, _ORIGIN, where)
+    if text is not None:
+        _set(error, _TRACEBACK, text)
+
+
+def copy_origin(source: BaseException, target: BaseException) -> None:
+    """Give `target`, raised in `source`'s place, `source`'s origin and traceback."""
+    keep_origin(source)
+    for name in (_ORIGIN, _TRACEBACK):
+        value = getattr(source, name, None)
+        if value is not None:
+            _set(target, name, value)
+
+
+def with_origin(text: str, error: BaseException) -> str:
+    """`text` followed by ` (at file.py:42 in name)` when the error's origin is known."""
+    where = raised_at(error)
+    return f"{text} (at {where})" if where and f"(at {where})" not in text else text
+
+
+def traceback_shown(error: BaseException) -> bool:
+    """Whether a log record already showed this error's traceback."""
+    return bool(getattr(error, _SHOWN, False))
+
+
+def log_failure(log: logging.Logger, message: str, error: BaseException) -> None:
+    """`message` at ERROR with the error's traceback, unless the log has shown it already."""
+    if traceback_shown(error):
+        log.error(message)
+    elif error.__traceback__ is not None:
+        log.error(message, exc_info=error)
+    else:
+        text = traceback_text(error)
+        log.error(f"{message}\n{text}" if text else message)
+        _set(error, _SHOWN, True)
+
+
+class TracebackOnce(logging.Filter):
+    """On log handlers: the first record carrying an exception shows its traceback (for an
+    error a worker process sent back, the one kept where it was raised), later records about
+    the same exception (a task's failure, then its flow's) keep only their message. Shared by
+    every handler, as the decision is kept on the record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is None:
+            return True
+        show = getattr(record, _SHOWN, None)
+        if show is None:
+            show = not traceback_shown(error)
+            setattr(record, _SHOWN, show)
+            _set(error, _SHOWN, True)
+        if not show:
+            record.exc_info, record.exc_text = None, None
+        elif error.__traceback__ is None and isinstance(getattr(error, _TRACEBACK, None), str):
+            # an error sent back by a worker process: the traceback it had there
+            record.exc_info, record.exc_text = None, getattr(error, _TRACEBACK)
+        return True
+
+
+def show_tracebacks_once(handlers: list[logging.Handler]) -> None:
+    """Add TracebackOnce to each handler that has none (first, before any formatting)."""
+    for handler in handlers:
+        if not any(isinstance(f, TracebackOnce) for f in handler.filters):
+            handler.filters.insert(0, TracebackOnce())
