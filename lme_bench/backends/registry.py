@@ -3,8 +3,9 @@
 `[memory] backend` is a built-in name (BUILT_IN), a name some installed package registers
 under the `lme_bench.backends` entry-point group, `"package.module:Class"` for a class in any
 importable module, or `"path/to/file.py:Class"` for a class in one Python file (a relative
-path is taken from the current folder). `[memory.params]` is
-checked by the class's `Params`; each error names the key.
+path is taken from the current folder). `[memory.params]` is checked by the class's
+`Params`; each error names the key. Each backend class keeps its files in a folder of its own
+(`storage_key`), the same whichever way the config names the class.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from lme_bench.backends.names import BUILT_IN, registered, unknown_backend
+from lme_bench.backends.builtin_params import memory_path
+from lme_bench.backends.config_hints import import_hint, params_problems
 from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
 from lme_bench.common.code_digest import closure_digest
 from lme_bench.config.settings import ConfigError, Settings
@@ -50,7 +53,8 @@ def _module(module_name: str, where: str) -> ModuleType:
             raise
         return module
     except ImportError as error:
-        raise ConfigError(f"{where}: cannot import {module_name!r}: {error}") from error
+        hint = "" if module_name.endswith(".py") else import_hint(module_name, error)
+        raise ConfigError(f"{where}: cannot import {module_name!r}: {error}{hint}") from error
 
 
 def _load(target: str, where: str) -> type[MemorySystem]:
@@ -87,17 +91,47 @@ def backend_source_digest(name: str) -> str:
 
 
 def backend_params(cls: type[MemorySystem], params: dict[str, Any]) -> BackendParams:
+    """`[memory.params]` checked by the class's `Params`; one ConfigError naming every bad key
+    (an unknown one with the nearest valid key and the list of valid ones)."""
     try:
         return cls.Params.model_validate(params)
     except ValidationError as error:
-        problems = [
-            f"[memory.params] {'.'.join(str(part) for part in e['loc']) or '(all)'}: {e['msg']}"
-            for e in error.errors()
-        ]
+        problems = params_problems(cls.Params, error)
         raise ConfigError(f"backend {cls.name!r}: " + "; ".join(problems)) from None
 
 
-def backend_env(settings: Settings) -> BackendEnv:
+def _slug(text: str) -> str:
+    return re.sub(r"\W+", "-", text).strip("-") or "backend"
+
+
+def storage_key(cls: type[MemorySystem]) -> str:
+    """The name of a backend's folder under `<results_dir>/backends/`, from its class, however
+    the config spells it: a built-in's name as before ("embedded", "mcp-tools"); for any other
+    class its `name`, its file's name and a digest of the resolved file and the class's
+    qualified name, e.g. "session-notes-example_backend-1f0c2a9d3b"."""
+    for name, target in BUILT_IN.items():
+        module_name, _, attribute = target.partition(":")
+        if cls.__module__ == module_name and cls.__qualname__ == attribute:
+            return _slug(name)
+    module = sys.modules.get(cls.__module__)
+    source = getattr(module, "__file__", None)
+    where = str(Path(source).resolve()) if source else cls.__module__
+    digest = hashlib.sha256(f"{where}:{cls.__qualname__}".encode()).hexdigest()[:10]
+    stem = Path(source).stem if source else cls.__module__.rpartition(".")[2]
+    return f"{_slug(cls.name)}-{_slug(stem)}-{digest}"
+
+
+def backend_data_dir(settings: Settings) -> Path:
+    """The configured backend's folder: `<results_dir>/backends/<storage_key>/` (beside the
+    embedded store's file when its `path` is set elsewhere)."""
+    key = storage_key(backend_class(settings.memory.backend))
+    return memory_path(settings).parent / "backends" / key
+
+
+def backend_env(settings: Settings, data_dir: Path | None = None) -> BackendEnv:
+    """What a run gives the configured backend: its folder (`data_dir` in its place when
+    given, as the conformance suite does), the `[models] memory` chat model when one is set,
+    and a loader of the `[memory] embedding_model` embedder."""
     chat_model = None
     if settings.models.memory:  # LangChain is imported only for a system that calls a model
         from lme_bench.providers.memory_model import memory_chat_model
@@ -105,7 +139,7 @@ def backend_env(settings: Settings) -> BackendEnv:
         chat_model = memory_chat_model(settings)
     memory = settings.memory
     return BackendEnv(
-        data_dir=settings.memory_path.parent / "backends" / re.sub(r"\W+", "-", memory.backend),
+        data_dir=data_dir if data_dir is not None else backend_data_dir(settings),
         scope="",
         chat_model=chat_model,
         embedder=lambda: load_embedder(memory.embedding_model),
@@ -113,12 +147,16 @@ def backend_env(settings: Settings) -> BackendEnv:
     )
 
 
+def build_backend(cls: type[MemorySystem], params: dict[str, Any], env: BackendEnv) -> MemorySystem:
+    """`cls(checked params, env)` with its folder created: how every backend is built."""
+    checked = backend_params(cls, params)
+    env.data_dir.mkdir(parents=True, exist_ok=True)
+    system: MemorySystem = cast(Any, cls)(checked, env)
+    return system
+
+
 def open_system(settings: Settings, scope: str = "") -> MemorySystem:
     """The configured memory system, built for one stage of one question. Every stage builds
     it alike (memory titles already differ between runs), so `scope` is not used."""
     cls = backend_class(settings.memory.backend)
-    params = backend_params(cls, settings.memory.params)
-    env = backend_env(settings)
-    env.data_dir.mkdir(parents=True, exist_ok=True)
-    system: MemorySystem = cast(Any, cls)(params, env)
-    return system
+    return build_backend(cls, settings.memory.params, backend_env(settings))

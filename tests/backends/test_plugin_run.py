@@ -13,8 +13,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from lme_bench.backends.registry import storage_key
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.run.steps import bundled_sample
+from tests.backends.recording_backend import RecordingNotes
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = """
@@ -76,7 +78,7 @@ def test_a_one_file_backend_runs_the_benchmark_and_is_scored_by_provenance(
 
     calls = [
         json.loads(line)
-        for line in (results / "backends" / "tests-backends-recording_backend-py-RecordingNotes")
+        for line in (results / "backends" / storage_key(RecordingNotes))
         .joinpath("calls.jsonl")
         .read_text()
         .splitlines()

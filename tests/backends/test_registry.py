@@ -10,7 +10,12 @@ import pytest
 
 from lme_bench.backends.entry_system import EmbeddedSystem
 from lme_bench.backends.names import ENTRY_POINT_GROUP
-from lme_bench.backends.registry import backend_class, backend_params, backend_source_digest
+from lme_bench.backends.registry import (
+    backend_class,
+    backend_data_dir,
+    backend_params,
+    backend_source_digest,
+)
 from lme_bench.config.settings import ConfigError, Settings
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "example_backend.py"
@@ -65,3 +70,56 @@ def test_the_backends_source_is_part_of_what_an_ingestion_depends_on(tmp_path: P
     assert len(before) == 64 and before != backend_source_digest("embedded")
     backend.write_text(EXAMPLE.read_text() + "\n# ranks differently now\n")
     assert backend_source_digest(f"{backend}:SessionNotes") != before
+
+
+def test_a_misspelt_parameter_gets_the_nearest_key_and_the_valid_ones() -> None:
+    notes = backend_class(f"{EXAMPLE}:SessionNotes")
+    with pytest.raises(ConfigError) as raised:
+        backend_params(notes, {"min_wrod": 3})
+    assert str(raised.value) == (
+        "backend 'session-notes': [memory.params] min_wrod: Extra inputs are not permitted;"
+        " did you mean 'min_word'? (valid keys: min_word)"
+    )
+    with pytest.raises(ConfigError, match=r"zebra: Extra inputs are not permitted \(valid keys"):
+        backend_params(notes, {"zebra": 1})
+
+
+def test_a_module_that_does_not_import_gets_a_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "chroma_backend.py").write_text(EXAMPLE.read_text())
+    monkeypatch.chdir(tmp_path.parent)  # the file's folder is not on the path
+    with pytest.raises(ConfigError) as raised:
+        backend_class("chroma_backend:SessionNotes")
+    assert "Is the folder holding 'chroma_backend' on PYTHONPATH?" in str(raised.value)
+    assert "'path/to/chroma_backend.py:Class'" in str(raised.value)
+    # a module that is found but imports a package that is not installed
+    (tmp_path / "needs_chroma.py").write_text("import chromadb_not_installed\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError) as raised:
+        backend_class("needs_chroma:Thing")
+    assert "imports 'chromadb_not_installed', which is not installed" in str(raised.value)
+    assert "pip install -c constraints.txt chromadb_not_installed" in str(raised.value)
+    sys.modules.pop("needs_chroma", None)
+
+
+def test_a_backend_keeps_one_folder_however_the_config_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "chroma_backend.py").write_text(EXAMPLE.read_text())
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+
+    def folder(backend: str) -> Path:
+        return backend_data_dir(Settings(memory={"backend": backend}, run={"results_dir": "r"}))
+
+    by_module = folder("chroma_backend:SessionNotes")
+    assert folder("chroma_backend.py:SessionNotes") == by_module
+    assert folder(f"{tmp_path}/chroma_backend.py:SessionNotes") == by_module
+    assert by_module.parent == Path("r") / "backends"
+    assert by_module.name.startswith("session-notes-chroma_backend-")
+    # the same file elsewhere is another backend; built-ins keep the folders they had
+    assert folder(f"{EXAMPLE}:SessionNotes") != by_module
+    assert folder("embedded").name == "embedded"
+    assert folder("lme_bench.backends.entry_system:EmbeddedSystem").name == "embedded"
+    sys.modules.pop("chroma_backend", None)

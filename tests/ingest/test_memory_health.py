@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lme_bench.backends.protocol import Session
+from lme_bench.backends.registry import backend_data_dir
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.views import QuestionView, SessionView, TurnView, make_view
 from lme_bench.ingest.health import probe_queries
@@ -139,7 +139,7 @@ class ForgetfulNotes(RecordingNotes):
 
 
 def _searches(settings: Settings) -> list[dict[str, Any]]:
-    folder = settings.memory_path.parent / "backends" / re.sub(r"\W+", "-", settings.memory.backend)
+    folder = backend_data_dir(settings)
     calls = [json.loads(line) for line in (folder / "calls.jsonl").read_text().splitlines()]
     return [c for c in calls if c["call"] == "search"]
 
