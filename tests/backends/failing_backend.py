@@ -72,3 +72,12 @@ class Broken(_Base):
         type(self).searches += 1
         _lost_index()
         return []
+
+
+class CannotStart(_Base):
+    """Its constructor fails, as a client that cannot reach its server may."""
+
+    name: ClassVar[str] = "cannot-start"
+
+    def __init__(self, params: BackendParams, env: BackendEnv) -> None:
+        raise RuntimeError("no server at localhost:8000")
