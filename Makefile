@@ -2,7 +2,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-dense install-all local-model test-local-model run test test-all check bench serve deploy faults clean
+.PHONY: install install-dense install-all constraints local-model test-local-model run test test-all check bench serve deploy faults clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -22,6 +22,11 @@ install-dense: $(STAMP)
 install-all: $(STAMP)
 	$(BIN)/pip install torch==2.13.0 $(TORCH_PIP_ARGS)
 	$(BIN)/pip install -e '.[dev,all]'
+
+# constraints.txt: this venv's versions, for installing a memory system's client beside
+# lme-bench without moving Prefect's pins (`pip install -c constraints.txt chromadb`).
+constraints: $(STAMP)
+	$(BIN)/python scripts/constraints.py constraints.txt
 
 # llama-cpp-python's OpenAI-compatible server (built from source once, ~11 min on 2 cores; the wheel
 # is cached in ~/.cache/lme-bench) and a small model for configs/local.toml (docs/local-models.md).
