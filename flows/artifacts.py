@@ -15,14 +15,14 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 
-from lme_bench.results.summary import not_applicable
-from lme_bench.results.ui_markdown import (
+from lme_bench.report.run_report import RunReport
+from lme_bench.report.ui_markdown import (
     compare_markdown,
     qa_table,
     report_markdown,
     retrieval_table,
 )
-from lme_bench.run.finish import RunReport
+from lme_bench.results.summary import not_applicable
 
 
 class Progress:
@@ -108,7 +108,7 @@ def publish_report(report: RunReport, link_base: str | None = None) -> None:
 def publish_comparison(baseline: str, report: RunReport, link_base: str | None = None) -> None:
     """Compare the run with `baseline` (a run id in the same results folder), as an artifact;
     a comparison that cannot be made is reported there, it does not fail the run."""
-    from lme_bench.compare import CompareError, compare_runs
+    from lme_bench.report.compare import CompareError, compare_runs
 
     results_dir = report.run_dir.parent
     try:

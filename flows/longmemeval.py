@@ -32,14 +32,14 @@ from lme_bench.common.secrets import RedactingLogFilter
 from lme_bench.common.stop_signal import STOPPING
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
+from lme_bench.report.run_report import headline
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_settings
-from lme_bench.results.rerun import failed_question_ids, merge_previous
 from lme_bench.run import batch, cache_keys, steps
 from lme_bench.run.collect import Done, IngestJob, Job, RunCollector
-from lme_bench.run.finish import headline
 from lme_bench.run.progress import RunProgress
 from lme_bench.run.request import RunRequest
+from lme_bench.run.rerun import failed_question_ids, merge_previous
 
 T = TypeVar("T")
 MAX_THREADS = 128  # the stage limits bound what runs; idle threads cost nothing

@@ -238,9 +238,9 @@ def _rerun(args: argparse.Namespace, flows: FlowLoader) -> int:
     """The run's recorded request with its recorded settings (whatever the environment says
     now): only what failed or changed since is redone."""
     from lme_bench.results.recorded_settings import recorded_run
-    from lme_bench.results.rerun import failed_question_ids
     from lme_bench.results.run_folder import read_manifest
     from lme_bench.run.request import RunRequest
+    from lme_bench.run.rerun import failed_question_ids
 
     run_dir = args.results_dir / args.run_id
     recorded = recorded_run(run_dir)
@@ -357,7 +357,7 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
 
 def _estimate(args: argparse.Namespace) -> int:
     from lme_bench.dataset.shards import prepare_dataset, select_questions
-    from lme_bench.results.estimate_report import estimate_markdown
+    from lme_bench.report.estimate import estimate_markdown
     from lme_bench.run.estimate import estimate_run
     from lme_bench.run.request import RunRequest
     from lme_bench.run.steps import bundled_sample
@@ -399,7 +399,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from lme_bench.compare import compare_runs
+    from lme_bench.report.compare import compare_runs
 
     output = compare_runs(
         args.run_a,

@@ -4,10 +4,12 @@ hypothesis is hostile HTML), one failed, one abstention question judged wrong.""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
-from lme_bench.results.html_report import write_html_report
+from lme_bench.report.html_report import write_html_report
 from lme_bench.results.qa_scores import qa_summary
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.results.summary import summarize_retrieval
@@ -46,8 +48,11 @@ def _score(qid: str) -> ScoreRow:
     )  # fmt: skip
 
 
-def write_sample_report(folder: Path) -> tuple[Path, list[QuestionRef]]:
-    """Write the dataset, then report.html for it; returns (the page, the questions)."""
+def write_sample_report(
+    folder: Path, extend: Callable[[dict[str, Any]], None] | None = None
+) -> tuple[Path, list[QuestionRef]]:
+    """Write the dataset, then report.html for it; returns (the page, the questions).
+    `extend` adds to the summary before the page is rendered."""
     data = folder / "data.json"
     questions = [make_question(q, question_type=t) for q, (t, *_) in CASES.items()]
     data.write_text(json.dumps(questions), encoding="utf-8")
@@ -73,6 +78,8 @@ def write_sample_report(folder: Path) -> tuple[Path, list[QuestionRef]]:
         "ingestion": 0.0, "answering": 0.012, "judging": 0.004, "total": 0.016,
         "per_question": 0.004, "per_correct_answer": 0.016, "unpriced_models": [],
     }  # fmt: skip
+    if extend is not None:
+        extend(summary)
     run_dir = folder / "run"
     page = write_html_report(
         run_dir, "lme-bench run test", summary, refs, retrieval, hypotheses, scores,

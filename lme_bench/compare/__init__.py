@@ -1,22 +1,19 @@
-"""`lme-bench compare RUN_A RUN_B`: compare two runs' QA scores (and retrieval) with paired deltas.
+"""Comparing two runs' QA scores (and retrieval) with paired deltas, as data.
 
-`compare_runs` reads `<results_dir>/<run>/scores.parquet` when both runs were judged and
+`build_comparison` reads `<results_dir>/<run>/scores.parquet` when both runs were judged and
 `retrieval.parquet` when both have one (retrieval-only runs compare too), picks one judge's labels
 per run (lme_bench.compare.load), computes per-type, task-averaged, overall and abstention
 accuracies and every retrieval metric at every k with paired bootstrap intervals of B - A
-(lme_bench.compare.paired), and writes `compare-<A>-vs-<B>.{md,json,html,png}` into the output
-folder (lme_bench.compare.render, lme_bench.compare.chart). Everything is rendered before the
-first file is written, and every file is written atomically: a failure leaves no partial file.
+(lme_bench.compare.paired), beside each run's budgets and memory system (lme_bench.compare.budgets).
+`lme-bench compare` renders and writes it (lme_bench.report.compare).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from lme_bench.compare.budgets import run_budget, unequal_budgets
-from lme_bench.compare.chart import render_png
+from lme_bench.compare.comparison import Comparison, QaPart, RetrievalComparison
 from lme_bench.compare.load import (
     GRANULARITIES,
     RETRIEVAL_METRICS,
@@ -29,32 +26,8 @@ from lme_bench.compare.load import (
     select_labels,
 )
 from lme_bench.compare.paired import compare_labels, compare_metrics
-from lme_bench.compare.render import (
-    Comparison,
-    QaPart,
-    RetrievalComparison,
-    comparison_chart,
-    render_html,
-    render_json,
-    render_markdown,
-)
-from lme_bench.results.atomic import write_atomically, write_text_atomically
 
-__all__ = ["CompareError", "CompareOutput", "Comparison", "build_comparison", "compare_runs"]
-
-
-@dataclass(frozen=True, slots=True)
-class CompareOutput:
-    comparison: Comparison
-    markdown: str
-    paths: list[Path]  # .md, .json, .html, .png
-
-
-def _file_stem(run_a: str, run_b: str) -> str:
-    def safe(name: str) -> str:
-        return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
-
-    return f"compare-{safe(run_a)}-vs-{safe(run_b)}"
+__all__ = ["CompareError", "Comparison", "build_comparison"]
 
 
 def _side(
@@ -134,55 +107,7 @@ def build_comparison(
             f"runs {run_a!r} and {run_b!r} have nothing to compare: not both judged "
             "(scores.parquet) and not both with retrieval.parquet"
         )
-    budgets = unequal_budgets(
-        run_budget(run_dir(results_dir, run_a)), run_budget(run_dir(results_dir, run_b))
-    )
-    return Comparison(run_a, run_b, qa, retrieval, resamples, seed, budgets)
-
-
-def compare_runs(
-    run_a: str,
-    run_b: str,
-    *,
-    results_dir: Path = Path("results"),
-    judge: str | None = None,
-    allow_different_judges: bool = False,
-    out: Path | None = None,
-    resamples: int = 2000,
-    seed: int = 0,
-) -> CompareOutput:
-    """Compare two runs and write the .md, .json, .html and .png reports into `out`.
-
-    `out` defaults to `<results_dir>/compare`.
-    """
-    comparison = build_comparison(
-        run_a,
-        run_b,
-        results_dir=results_dir,
-        judge=judge,
-        allow_different_judges=allow_different_judges,
-        resamples=resamples,
-        seed=seed,
-    )
-    markdown = render_markdown(comparison)
-    texts = {
-        ".md": markdown,
-        ".json": render_json(comparison),
-        ".html": render_html(comparison),
-    }
-    png = render_png(comparison_chart(comparison))
-    folder = Path(out) if out is not None else Path(results_dir) / "compare"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CompareError(f"cannot create the output folder {folder}: {exc}") from exc
-    stem = _file_stem(run_a, run_b)
-    paths: list[Path] = []
-    for suffix, text in texts.items():
-        path = folder / f"{stem}{suffix}"
-        write_text_atomically(path, text)
-        paths.append(path)
-    png_path = folder / f"{stem}.png"
-    write_atomically(png_path, lambda tmp: tmp.write_bytes(png))
-    paths.append(png_path)
-    return CompareOutput(comparison, markdown, paths)
+    budget_a = run_budget(run_dir(results_dir, run_a))
+    budget_b = run_budget(run_dir(results_dir, run_b))
+    budgets = unequal_budgets(budget_a, budget_b)
+    return Comparison(run_a, run_b, qa, retrieval, resamples, seed, budgets, (budget_a, budget_b))

@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from lme_bench.results.memory_identity import memory_identity
 from lme_bench.results.recorded_settings import recorded_run
 
 ASKED = (
@@ -30,7 +31,10 @@ def run_budget(run_dir: Path) -> dict[str, Any]:
     budget: dict[str, Any] = {}
     recorded = recorded_run(run_dir)
     settings = recorded["settings"] if recorded else {}
-    budget["backend"] = (settings.get("memory") or {}).get("backend")
+    identity = memory_identity(settings.get("memory") or {}) if recorded else {}
+    budget["backend"] = identity.get("backend")
+    budget["params"] = identity.get("params")
+    budget["params_digest"] = identity.get("params_digest")
     for section, key, label in ASKED:
         value = (settings.get(section) or {}).get(key)
         if value is not None:

@@ -59,16 +59,6 @@ def _system_usage(system: dict[str, Any]) -> Usage:
     return Usage(system["model"] or "", system["input_tokens"], system["output_tokens"])
 
 
-def system_markdown(usage: dict[str, Any]) -> str:
-    return (
-        f"Memory system's own calls ({usage['backend']}): {usage['model_calls']} model calls"
-        f" ({usage['input_tokens']} input, {usage['output_tokens']} output tokens,"
-        f" model {usage['model'] or 'none'}; {usage.get('capped_replies', 0)} replies cut by"
-        f" the output cap, {usage.get('timeouts', 0)} timed-out attempts),"
-        f" {usage['embedding_calls']} embedding calls ({usage['embedded_texts']} texts)."
-    )
-
-
 def run_cost(
     *,
     agent_model: str | None,
@@ -106,20 +96,3 @@ def run_cost(
         "unpriced_models": sorted(unpriced),
         "memory_system": "counted (memory_model)" if memory_system else MEMORY_SYSTEM_CALLS,
     }
-
-
-def cost_markdown(cost: dict[str, Any]) -> list[str]:
-    def shown(value: float | None, digits: int = 4) -> str:
-        return "-" if value is None else f"{value:.{digits}f}"
-
-    lines = [
-        f"Cost (from `[prices]`): ingestion {shown(cost['ingestion'])}, the memory system's own "
-        f"model {shown(cost.get('memory_model'))}, answering "
-        f"{shown(cost['answering'])}, judging {shown(cost['judging'])}; run total "
-        f"{shown(cost['total'])}, {shown(cost['per_question'], 5)} per question, "
-        f"{shown(cost['per_correct_answer'], 5)} per correct answer (primary judge). "
-        f"Memory system's own model calls: {cost['memory_system']}.",
-    ]
-    if cost["unpriced_models"]:
-        lines.append(f"No price for: {', '.join(cost['unpriced_models'])} (those parts left out).")
-    return lines

@@ -12,7 +12,7 @@ import pyarrow as pa
 from lme_bench.common.row_schema import row_fields, rows_table, table_schema
 from lme_bench.ingest.health import EMPTY, UNCHECKED
 from lme_bench.ingest.records import SessionRecord
-from lme_bench.providers.calls import call_totals, calls_text
+from lme_bench.providers.calls import call_totals
 
 SCHEMA_VERSION = "3"  # 2: retries by cause; 3: unusable tool calls, ingest health, capped, timeouts
 
@@ -56,38 +56,10 @@ def ingest_totals(records: Sequence[SessionRecord]) -> dict[str, Any]:
     }
 
 
-def _tool_call_text(totals: dict[str, Any]) -> str:
-    """The memory agent's tool calls the harness could not use or left out ("" without one)."""
-    if not totals["llm_calls"]:
-        return ""
-    unusable = totals.get("unusable_tool_calls") or {}
-    reasons = ", ".join(f"{k} {v}" for k, v in unusable.items())
-    text = f" Unusable tool calls: {sum(unusable.values())}" + (f" ({reasons})" if reasons else "")
-    return text + f"; {totals.get('dropped_tool_calls', 0)} left out over the caps."
-
-
-def totals_markdown(totals: dict[str, Any]) -> str:
-    calls = ", ".join(f"{k} {v}" for k, v in totals["memory_calls"].items()) or "none"
-    return "\n".join(
-        [
-            f"## Ingestion ({', '.join(totals['modes']) or 'none'})",
-            "",
-            f"{totals['questions']} questions, {totals['sessions']} sessions, {totals['turns']} "
-            f"turns; {totals['llm_calls']} LLM calls ({totals['llm_calls_per_turn']} per turn), "
-            f"{totals['input_tokens']} input / {totals['output_tokens']} output tokens, "
-            f"{calls_text(totals)}; memory calls: {calls}; "
-            f"{totals['sessions_not_ok']} sessions not ok, {totals['resumed_sessions']} resumed."
-            + _tool_call_text(totals),
-            "",
-        ]
-    )
-
-
 EMPTY_RULE = (
     "no entry and no context document; for a memory system without entries, no hit for any"
     " search made of its own sessions' text after wait_until_ready"
 )
-SHOWN_IDS = 20
 
 
 def question_health(records: Sequence[SessionRecord], checked: Mapping[str, str]) -> dict[str, str]:
@@ -103,28 +75,3 @@ def memory_health(health: Mapping[str, str]) -> dict[str, Any]:
     empty = sorted(q for q, h in health.items() if h == EMPTY)
     checked = sum(h != UNCHECKED for h in health.values())
     return {"checked": checked, "empty": len(empty), "question_ids": empty, "rule": EMPTY_RULE}
-
-
-def _shown(ids: Sequence[str]) -> str:
-    return ", ".join(ids[:SHOWN_IDS]) + (" …" if len(ids) > SHOWN_IDS else "")
-
-
-def empty_memory_text(part: Mapping[str, Any]) -> str:
-    """One sentence naming the questions whose memory is empty ("" when none is)."""
-    if not part.get("empty"):
-        return ""
-    return (
-        f"memory empty after ingestion for {part['empty']} of {part['checked']} questions"
-        f" ({_shown(part['question_ids'])})"
-    )
-
-
-def empty_memory_markdown(part: Mapping[str, Any]) -> str:
-    """The summary's warning about empty memories ("" when there is none)."""
-    if not part.get("empty"):
-        return ""
-    return (
-        f"**Empty memory**: the ingestion of {part['empty']} of {part['checked']} questions"
-        f" stored nothing ({_shown(part['question_ids'])}). Empty: {part['rule']}. Their answers"
-        " cannot come from memory (attributed `memory-empty` when wrong)."
-    )

@@ -1,4 +1,4 @@
-"""QA results of a run: attribution, scores per judge (never mixing judges), agreement, and the
+"""QA results of a run: scores per judge (never mixing judges), agreement, and the
 exports in the official formats (hypotheses.jsonl and .eval-results-<judge>).
 
 The headline figures follow the official rule: every question a judge answered is judged, and a
@@ -15,41 +15,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lme_bench.dataset.models import QUESTION_TYPES
-from lme_bench.judge.prompts import PromptSet
-from lme_bench.judge.runner import attribute
 from lme_bench.metrics.qa import Accuracy, Judged, QaScores, score_qa
-from lme_bench.providers.calls import call_totals, calls_text
+from lme_bench.providers.calls import call_totals
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_records import (
     AccuracyRecord,
     Agreement,
     Figures,
     JudgeRecord,
+    PromptSource,
     QaReport,
     Retries,
 )
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
-
-def attribute_all(
-    scores: Sequence[ScoreRow],
-    hypotheses: Sequence[HypothesisRow],
-    ingested: set[str],
-    empty_memories: frozenset[str] = frozenset(),
-) -> None:
-    by_question = {h.question_id: h for h in hypotheses}
-    for row in scores:
-        hypothesis = by_question.get(row.question_id)
-        row.attribution = attribute(
-            ingested=row.question_id in ingested,
-            answered=hypothesis is not None and hypothesis.status == "ok",
-            evidence_in_context=hypothesis.evidence_in_context if hypothesis else None,
-            label=row.label,
-            readable=row.readable,
-            status=row.status,
-            memory_empty=row.question_id in empty_memories,
-        )
+UNKNOWN_PROMPTS: PromptSource = {"source": "unknown", "description": "", "script_sha256": None}
 
 
 def first_verdicts(rows: Sequence[ScoreRow]) -> dict[str, ScoreRow]:
@@ -85,7 +65,7 @@ def _figures(qa: QaScores) -> Figures:
 
 
 def _judge_summary(
-    rows: Sequence[ScoreRow], types: dict[str, str], prompts: PromptSet | None
+    rows: Sequence[ScoreRow], types: dict[str, str], prompts: PromptSource | None
 ) -> JudgeRecord:
     verdicts = first_verdicts(rows)
     official = score_qa([Judged(q, types[q], v.label) for q, v in verdicts.items()])
@@ -115,11 +95,7 @@ def _judge_summary(
     }
     if llm:
         readable = [Judged(q, types[q], v.label) for q, v in verdicts.items() if v.readable]
-        summary["prompts"] = {
-            "source": prompts.source if prompts else "unknown",
-            "description": prompts.description if prompts else "",
-            "script_sha256": prompts.script_sha256 if prompts else None,
-        }
+        summary["prompts"] = prompts or UNKNOWN_PROMPTS
         summary["unreadable"] = sum(1 for v in verdicts.values() if not v.readable)
         summary["readable_only"] = _figures(score_qa(readable))
     return summary
@@ -129,7 +105,7 @@ def qa_summary(
     scores: Sequence[ScoreRow],
     hypotheses: Sequence[HypothesisRow],
     question_types: dict[str, str],
-    prompts: PromptSet | None = None,
+    prompts: PromptSource | None = None,
 ) -> QaReport:
     """Per judge: the official-rule figures over the run's questions (`question_types`: id ->
     type, every question of the run), the readable-only figures, and what is missing."""
@@ -234,91 +210,3 @@ def export_official(
         write_text_atomically(target, _jsonl(out))
         written.append(target)
     return written
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
-def _rows(figures: Figures, types_judged: int) -> list[str]:
-    every = len(QUESTION_TYPES)
-    task = "task-averaged" + (f" ({types_judged} of {every} types)" if types_judged < every else "")
-    named = [
-        *figures["per_type"].items(),
-        (task, figures["task_averaged"]),
-        ("overall", figures["overall"]),
-        ("abstention", figures["abstention"]),
-    ]
-    lines = []
-    for row_name, acc in named:
-        ci = acc["ci95"]
-        interval = f"{_pct(ci[0])} to {_pct(ci[1])}" if ci else "-"
-        counts = f"{acc['correct']} / {acc['n']}"
-        lines.append(f"| {row_name} | {_pct(acc['accuracy'])} | {counts} | {interval} |")
-    return lines
-
-
-_HEADER = ["| question type | accuracy | correct / judged | 95% CI |", "|---|---:|---:|---|"]
-
-
-def _judge_table(name: str, judge: JudgeRecord) -> list[str]:
-    if judge["kind"] != "llm":
-        title = f"### No-LLM fallback (not comparable with LLM-judged figures): {name}"
-    else:
-        prompts = judge["prompts"]
-        title = (
-            f"### LLM judge {name}, prompts {judge['prompt_version']} ({prompts['description']})"
-        )
-    lines = [title, "", *_HEADER, *_rows(judge, judge["types_judged"]), ""]
-    if judge["not_judged"]:
-        shown = ", ".join(judge["not_judged_ids"][:20])
-        more = " …" if judge["not_judged"] > 20 else ""
-        lines += [
-            f"**Incomplete**: {judge['not_judged']} question(s) have no verdict and are left "
-            f"out of every figure: {shown}{more}.",
-            "",
-        ]
-    causes = ", ".join(f"{k} {v}" for k, v in sorted(judge["attribution"].items()))
-    lines += [f"Attribution: {causes}; {calls_text(judge)}.", ""]
-    if judge["kind"] == "llm":
-        readable = judge["readable_only"]
-        lines += [
-            f"Over readable verdicts only (left out: the {judge['unreadable']} replies holding no "
-            "yes or no word, which the official rule above reads as wrong unless they contain "
-            '"yes"):',
-            "",
-            *_HEADER,
-            *_rows(readable, len(readable["per_type"])),
-            "",
-        ]
-    return lines
-
-
-def qa_markdown(summary: QaReport) -> str:
-    answers = summary["answers"]
-    lines = [
-        "## Question answering",
-        "",
-        f"{answers['answered']} of {answers['questions']} questions answered "
-        f"({answers['failed']} failed); {answers['llm_calls']} QA model calls, "
-        f"{calls_text(answers)}.",
-        "",
-        "Figures by the official rule (evaluate_qa.py / print_qa_metrics.py): a judge reply "
-        'without "yes" is a wrong answer; each question is judged once (repeat 0).',
-        "",
-    ]
-    for name, judge in summary["judges"].items():
-        lines += _judge_table(name, judge)
-    for pair in summary["agreement"]:
-        disputed = ", ".join(pair["disputed"]) or "none"
-        lines.append(
-            f"Judge agreement {pair['judges'][0]} vs {pair['judges'][1]}: "
-            f"{_pct(pair['agreement'])} over {pair['n']}; disputed: {disputed}."
-        )
-    lines.append(
-        "Task-averaged: the plain mean of the per-type accuracies (the official printer needs all "
-        "six types); overall: the mean over all judged questions; `_abs` questions count inside "
-        "their base type and again in the abstention row. Intervals: stratified percentile "
-        "bootstrap."
-    )
-    return "\n".join(lines) + "\n"

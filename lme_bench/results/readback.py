@@ -35,6 +35,7 @@ def read_retrieval(path: Path) -> list[RetrievalRow]:
                 row.get("requested_depth"),
                 row.get("depth"),
                 row.get("reason"),
+                row.get("search_seconds"),  # tables before schema 4 did not time it
             )
         )
     return rows

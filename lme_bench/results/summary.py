@@ -1,4 +1,5 @@
-"""Retrieval summary: per-question-type and overall means, as data and as Markdown.
+"""Retrieval summary: per-question-type and overall means, and the search's latency, as data
+(lme_bench.report renders them).
 
 Rows that are not applicable (hits that cannot be mapped to the haystack) are left out of every
 average and counted by reason; a granularity where no question could be scored says so
@@ -14,14 +15,6 @@ from lme_bench.dataset.models import QUESTION_TYPES
 from lme_bench.metrics.ranking_metrics import METRIC_NAMES, mean_metrics
 from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow
 
-SHOWN_METRICS = (
-    "recall_any@5",
-    "recall_all@5",
-    "ndcg_any@5",
-    "recall_any@10",
-    "recall_all@10",
-    "ndcg_any@10",
-)
 AVERAGE_NOTE = (
     "Two averages, each question counting once among the questions evaluated: `overall` skips "
     "abstention (`_abs`) questions, as the official metric printer (print_retrieval_metrics.py) "
@@ -33,7 +26,6 @@ AVERAGE_NOTE = (
 )
 HEADLINE = "official printer: skip _abs"
 WITH_USER_EVIDENCE = "run_retrieval.py: skip _abs and questions without user-turn evidence"
-WITH_USER_EVIDENCE_ROW = "overall, with user-turn evidence"
 
 
 def _scored(rows: Sequence[RetrievalRow]) -> list[RetrievalRow]:
@@ -105,77 +97,30 @@ def _depth(rows: list[RetrievalRow]) -> dict[str, Any]:
     }
 
 
-PROVENANCE_NOTES = {
-    "exact": "hits mapped to the haystack by the system's own fields",
-    "attributed": "hits matched to haystack turns by their words (the system rewrites what"
-    " it stores); not comparable with exact figures",
-    "none": "the system's hits carry no provenance: not applicable, not scored",
-}
-
-
 def not_applicable(part: dict[str, Any]) -> bool:
     """No question of this granularity could be scored, and some were not applicable."""
     return bool(part.get("not_applicable")) and not part.get("scored", 1)
 
 
-def not_applicable_lines(part: dict[str, Any]) -> list[str]:
-    """One line per reason rows were not applicable, with its count of questions."""
-    reasons = part.get("not_applicable_reasons") or {}
-    return [
-        f"Not applicable ({n} question{'s' * (n != 1)}, left out of the averages): {reason}."
-        for reason, n in sorted(reasons.items())
-    ]
+def _quantile(values: Sequence[float], q: float) -> float:
+    """The `q` quantile by linear interpolation between the closest ranks."""
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def _provenance_lines(part: dict[str, Any]) -> list[str]:
-    """What the figures rest on, when it is not the usual exact mapping."""
-    found = part.get("provenance", ["exact"])
-    lines = [f"Provenance: {p}: {PROVENANCE_NOTES[p]}." for p in found if p != "exact"]
-    lines += not_applicable_lines(part)
-    return [*lines, ""] if lines else []
-
-
-def _cell(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
-def summary_table(summary: dict[str, Any], granularity: str) -> list[dict[str, Any]]:
-    """Rows of one granularity: one per question type, 'overall' (the official printer's
-    average), then 'overall, with user-turn evidence' (run_retrieval.py's)."""
-    part = summary[granularity]
-    groups = [*part["by_type"].items(), ("overall", part["overall"])]
-    if "with_user_evidence" in part:  # summaries written before both averages lack it
-        groups.append((WITH_USER_EVIDENCE_ROW, part["with_user_evidence"]["overall"]))
-    return [
-        {"question_type": name, "n": group["n"], **{m: group.get(m) for m in SHOWN_METRICS}}
-        for name, group in groups
-    ]
-
-
-def summary_markdown(summary: dict[str, Any], title: str) -> str:
-    lines = [f"# {title}", ""]
-    for granularity in GRANULARITIES:
-        part = summary[granularity]
-        lines += [
-            f"## Retrieval, {granularity} granularity",
-            "",
-            f"{part['questions']} questions ({part['abstention']} abstention, "
-            f"{part.get('without_user_evidence', 0)} non-abstention without evidence in user "
-            "turns, "
-            f"{part['errors']} failed, {part.get('not_applicable', 0)} not applicable).",
-            "",
-            *_provenance_lines(part),
-        ]
-        if not_applicable(part):
-            lines += ["No figures: retrieval is not applicable to any question (see above).", ""]
-            continue
-        lines += [
-            "| question type | n | " + " | ".join(SHOWN_METRICS) + " |",
-            "|---|---:|" + "---:|" * len(SHOWN_METRICS),
-        ]
-        for row in summary_table(summary, granularity):
-            cells = [_cell(row[m]) if row[m] is not None else "-" for m in SHOWN_METRICS]
-            lines.append(f"| {row['question_type']} | {row['n']} | " + " | ".join(cells) + " |")
-        lines.append("")
-    lines += [summary["note"], ""]
-    return "\n".join(lines)
+def search_latency(rows: Sequence[RetrievalRow]) -> dict[str, Any] | None:
+    """p50 / p95 of the memory's search call over the questions searched (one search a
+    question, shared by both granularities); None when no row timed it (older tables)."""
+    timed = {r.question_id: r.search_seconds for r in rows if r.search_seconds is not None}
+    if not timed:
+        return None
+    values = list(timed.values())
+    return {
+        "n": len(values),
+        "p50_s": _quantile(values, 0.5),
+        "p95_s": _quantile(values, 0.95),
+        "max_s": max(values),
+    }

@@ -13,7 +13,7 @@ from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.atomic import write_atomically
 from lme_bench.retrieval.official_ids import RetrievalRow
 
-SCHEMA_VERSION = "3"  # 2: provenance and search depth columns; 3: not-applicable reason
+SCHEMA_VERSION = "4"  # 2: provenance and search depth; 3: not-applicable reason; 4: search time
 
 # The row's metrics dict is one column per official metric.
 RETRIEVAL_SCHEMA = table_schema(
@@ -42,6 +42,7 @@ def retrieval_table(run_id: str, rows: Sequence[RetrievalRow]) -> pa.Table:
         columns["requested_depth"].append(row.requested_depth)
         columns["depth"].append(row.depth)
         columns["reason"].append(row.reason)
+        columns["search_seconds"].append(row.search_seconds)
         for name in METRIC_NAMES:
             columns[name].append(row.metrics.get(name) if row.status == "ok" else None)
     return pa.Table.from_pydict(columns, schema=RETRIEVAL_SCHEMA)

@@ -53,6 +53,7 @@ class RetrievalRow:
     requested_depth: int | None = None  # hits asked for
     depth: int | None = None  # hits the system returned
     reason: str | None = None  # not-applicable: why the hits cannot be mapped
+    search_seconds: float | None = None  # the memory's search call, timed
 
 
 def _user_turn_has_answer(instance: Instance, position: int) -> bool:

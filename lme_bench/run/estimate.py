@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from lme_bench.agent.prompts import (
     build_prompts,
@@ -34,6 +33,7 @@ from lme_bench.judge.prompts import judge_prompts
 from lme_bench.providers.factory import parse_model
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.reference_memory.tool_results import default_prompts
+from lme_bench.results.estimates import Estimate, StageEstimate
 
 CONTEXT_CHARS = 2_000  # the agent's context document, while a run has not written one
 HYPOTHESIS_CHARS = 300  # an answer
@@ -44,28 +44,12 @@ OUTPUT_CHARS = {"observe": 240, "context": CONTEXT_CHARS, "answer": 320, "plan":
 Call = tuple[tuple[str, ...], str]  # (the prompt's text in parts, kind of output)
 
 
-@dataclass
-class StageEstimate:
-    stage: str
-    model: str
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    longest_question_calls: int = 0
-    cost: float | None = None
-    wall_s: float = 0.0
-
-
-@dataclass
-class Estimate:
-    questions: int
-    latency_s: float
-    stages: list[StageEstimate] = field(default_factory=list)
-
-    @property
-    def total_cost(self) -> float | None:
-        costs = [s.cost for s in self.stages]
-        return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+ASSUMPTIONS = (
+    f"Assumed: a {CONTEXT_CHARS:,}-character context document, {HYPOTHESIS_CHARS}-character "
+    "answers; tokens are whitespace words for fake models, else 4 characters a token; wall time "
+    "is calls times latency over the calls the limits allow in flight, stages summed (an upper "
+    "bound: they overlap)."
+)
 
 
 def _counter(model: str, settings: Settings) -> tuple[str, bool]:
@@ -256,7 +240,7 @@ def estimate_run(
                 prompt = prompts.for_question(instance.question_id, instance.question_type)
                 text = prompt.render(instance.question, instance.answer, hypothesis)
                 _add(stage, [((text,), "judge")] * settings.judge.repeats, fake)
-    found = Estimate(count, latency_s)
+    found = Estimate(count, latency_s, assumptions=ASSUMPTIONS)
     for step, stage, _ in plan:
         _finish(stage, settings, latency_s, step)
         found.stages.append(stage)

@@ -3,7 +3,6 @@ back), the official exports, summary.md / summary.json and manifest.json, each a
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,27 +15,19 @@ from lme_bench.ingest.question import IngestOutcome
 from lme_bench.ingest.titles import memory_titles
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
-from lme_bench.results.atomic import write_text_atomically
-from lme_bench.results.cost import cost_markdown, run_cost, system_markdown, system_usage
-from lme_bench.results.estimate_report import beside_spent, beside_spent_markdown, spent_by_stage
-from lme_bench.results.html_report import write_html_report
+from lme_bench.report.run_report import RunReport, headline, run_markdown, write_report
+from lme_bench.results.cost import run_cost, system_usage
+from lme_bench.results.estimates import beside_spent, spent_by_stage
 from lme_bench.results.ingest_table import (
-    empty_memory_markdown,
-    empty_memory_text,
     ingest_table,
     ingest_totals,
     memory_health,
     question_health,
-    totals_markdown,
 )
 from lme_bench.results.manifest import build_manifest, write_manifest
-from lme_bench.results.qa_scores import (
-    attribute_all,
-    export_official,
-    primary_judge,
-    qa_markdown,
-    qa_summary,
-)
+from lme_bench.results.memory_identity import memory_identity
+from lme_bench.results.qa_records import PromptSource
+from lme_bench.results.qa_scores import export_official, primary_judge, qa_summary
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow, hypotheses_table, scores_table
 from lme_bench.results.readback import (
     read_hypotheses,
@@ -44,12 +35,15 @@ from lme_bench.results.readback import (
     read_retrieval,
     read_scores,
 )
-from lme_bench.results.summary import not_applicable, summarize_retrieval, summary_markdown
+from lme_bench.results.summary import search_latency, summarize_retrieval
 from lme_bench.results.tables import retrieval_table, write_parquet
-from lme_bench.retrieval.official_ids import RetrievalRow
+from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow
+from lme_bench.run.attribution import attribute_all
 from lme_bench.run.cache_keys import memory_scope
 from lme_bench.run.estimate import calls_models, estimate_run
 from lme_bench.run.steps import RunPlan, bundled_sample, search_description, search_label
+
+__all__ = ["RunReport", "RunResults", "headline", "write_run"]
 
 
 @dataclass
@@ -61,15 +55,6 @@ class RunResults:
     hypotheses: list[HypothesisRow] | None = None
     scores: list[ScoreRow] | None = None
     failed: dict[str, str] = field(default_factory=dict)  # question id -> first error
-
-
-@dataclass(frozen=True, slots=True)
-class RunReport:
-    run_id: str
-    run_dir: Path
-    summary: dict[str, Any]
-    markdown: str
-    failed: list[str]
 
 
 def _prompt_hashes(settings: Settings) -> dict[str, Any]:
@@ -90,40 +75,23 @@ def _prompt_hashes(settings: Settings) -> dict[str, Any]:
     return hashes
 
 
-def headline(summary: dict[str, Any]) -> str:
-    """One line of the run's leading figures: QA by the first LLM judge (official rule) and
-    session-level retrieval (official average)."""
-    parts = []
-    primary = primary_judge(summary["qa"]) if "qa" in summary else None
-    overall = primary["overall"] if primary else None
-    if overall and overall["accuracy"] is not None:
-        parts.append(
-            f"QA overall {100 * overall['accuracy']:.1f}% ({overall['correct']}/{overall['n']})"
-        )
-    session = summary.get("session", {}).get("overall", {})
-    if session.get("n"):
-        parts.append(f"session recall_all@5 {session['recall_all@5']:.3f} (n={session['n']})")
-    elif not_applicable(summary.get("session") or {}):
-        reasons = "; ".join(summary["session"].get("not_applicable_reasons") or {})
-        parts.append(f"session retrieval not applicable ({reasons or 'no reason recorded'})")
-    empty = empty_memory_text(summary.get("memory_health") or {})
-    return "; ".join([*parts, empty] if empty else parts) or "no figures"
+def _judge_prompt_source(settings: Settings) -> PromptSource:
+    prompts = judge_prompts(settings.judge)
+    return {
+        "source": prompts.source,
+        "description": prompts.description,
+        "script_sha256": prompts.script_sha256,
+    }
 
 
-def _with_banner(markdown: str, banner: str) -> str:
-    """`banner` as the paragraph after the summary's title."""
-    title, _, rest = markdown.partition("\n\n")
-    return f"{title}\n\n{banner}\n\n{rest}"
-
-
-def _with_incomplete_banner(markdown: str, run_id: str, failed: list[str], total: int) -> str:
-    """The summary's title, then a line saying the run is incomplete: how many, which."""
-    shown = ", ".join(failed[:20]) + (" …" if len(failed) > 20 else "")
-    banner = (
-        f"**Incomplete run**: {len(failed)} of {total} questions failed ({shown}); the figures "
-        f"below leave them out. `lme-bench rerun {run_id}` redoes them."
-    )
-    return _with_banner(markdown, banner)
+def _memory(settings: Settings, summary: dict[str, Any]) -> dict[str, Any]:
+    """The memory system searched: backend, parameters and their digest, the search, and how
+    its hits were mapped, per granularity."""
+    return {
+        **memory_identity(settings.redacted()["memory"]),
+        "search": search_label(settings),
+        "provenance": {g: summary[g]["provenance"] for g in GRANULARITIES},
+    }
 
 
 def write_run(
@@ -151,8 +119,9 @@ def write_run(
     checked = {o.question_id: o.ingest_health for o in results.outcomes}
     summary["memory_health"] = memory_health(question_health(sessions, checked))
     empty_memories = frozenset(summary["memory_health"]["question_ids"])
+    summary["memory"] = _memory(settings, summary)
+    summary["search_latency"] = search_latency(retrieval)
     title = f"lme-bench run {run_id} (search: {search_label(settings)})"
-    markdown = summary_markdown(summary, title) + "\n" + totals_markdown(summary["ingestion"])
     if results.hypotheses is not None:
         write_parquet(run_dir / "hypotheses.parquet", hypotheses_table(run_id, results.hypotheses))
     if results.scores is not None:
@@ -161,15 +130,13 @@ def write_run(
         attribute_all(results.scores, hypotheses, ingested, empty_memories)
         write_parquet(run_dir / "scores.parquet", scores_table(run_id, results.scores))
         types = {r.question_id: r.question_type for r in refs}
-        prompts = judge_prompts(settings.judge)
+        prompts = _judge_prompt_source(settings)
         summary["qa"] = qa_summary(results.scores, hypotheses, types, prompts)
-        markdown += "\n" + qa_markdown(summary["qa"])
         export_official(run_dir, hypotheses, results.scores)
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
     system = system_usage(results.outcomes, settings)
     if system is not None:
         summary["memory_system"] = system
-        markdown += "\n" + system_markdown(system) + "\n"
     summary["cost"] = run_cost(
         agent_model=settings.models.agent if settings.ingest.mode != "raw" else None,
         memory_system=system,
@@ -180,8 +147,6 @@ def write_run(
         correct=primary["overall"]["correct"] if primary else None,
         prices=settings.prices,
     )
-    if summary["cost"]:
-        markdown += "\n" + "\n".join(cost_markdown(summary["cost"])) + "\n"
     for row in results.retrieval or []:
         if row.status == "error":  # not-applicable rows are no failure
             results.failed.setdefault(row.question_id, row.error or "")
@@ -189,30 +154,22 @@ def write_run(
         estimate = estimate_run((r.load() for r in refs), settings)
         spent = spent_by_stage(sessions, results.hypotheses or [], results.scores or [])
         summary["estimate"] = beside_spent(estimate, spent)
-        markdown += "\n" + beside_spent_markdown(summary["estimate"])
     failed = sorted(results.failed)
     summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
-    if empty_memories:
-        markdown = _with_banner(markdown, empty_memory_markdown(summary["memory_health"]))
-    if failed:
-        markdown = _with_incomplete_banner(markdown, run_id, failed, len(refs))
+    markdown = run_markdown(summary, title, run_id, len(refs))
     if "report" in settings.stages:
-        write_text_atomically(run_dir / "summary.md", markdown)
-        write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
-        write_html_report(
-            run_dir,
-            title,
-            summary,
-            refs,
-            retrieval,
+        hypotheses_read = (
             results.hypotheses
             if results.hypotheses is not None
-            else read_hypotheses(run_dir / "hypotheses.parquet"),
+            else read_hypotheses(run_dir / "hypotheses.parquet")
+        )
+        scores_read = (
             results.scores
             if results.scores is not None
-            else read_scores(run_dir / "scores.parquet"),
-            results.failed,
+            else read_scores(run_dir / "scores.parquet")
         )
+        tables = (retrieval, hypotheses_read, scores_read)
+        write_report(run_dir, title, markdown, summary, refs, tables, results.failed)
     manifest = build_manifest(
         run_id=run_id,
         request=plan.request,

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 from lme_bench.config.settings import PriceSettings
+from lme_bench.report.labels import dollars
 from lme_bench.results.cost import Usage, priced
 
 
@@ -88,7 +89,7 @@ class RunProgress:
         parts.append(f"{self.calls} model calls")
         cost, unpriced = priced(self.usages, self.prices)
         if self.prices and not unpriced:
-            parts.append(f"spent {cost:.2f}")
+            parts.append(f"spent {dollars(cost)}")
         elapsed = self.clock() - self.started
         left, done = "", self.questions_done
         if 0 < done < self.total:

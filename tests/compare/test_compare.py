@@ -11,14 +11,15 @@ import pyarrow.parquet as pq
 import pytest
 from lme_bench_flows.command import main
 
-import lme_bench.compare as compare_pkg
-from lme_bench.compare import CompareError, build_comparison, compare_runs
+import lme_bench.report.compare as compare_pkg
+from lme_bench.compare import CompareError, build_comparison
 from lme_bench.compare.paired import (
     overall_delta,
     paired_bootstrap,
     task_averaged_delta,
 )
 from lme_bench.metrics.ranking_metrics import K_VALUES, METRIC_NAMES
+from lme_bench.report.compare import compare_runs
 from lme_bench.results.atomic import write_atomically
 from lme_bench.results.qa_tables import ScoreRow, scores_table
 from lme_bench.results.tables import retrieval_table
@@ -344,7 +345,7 @@ def test_interrupted_write_leaves_no_partial_file(
 
         real(path, partial)
 
-    monkeypatch.setattr("lme_bench.compare.write_atomically", half_then_fail)
+    monkeypatch.setattr("lme_bench.report.compare.write_atomically", half_then_fail)
     out = tmp_path / "out"
     with pytest.raises(OSError, match="disk full"):
         compare_runs("run-a", "run-b", results_dir=results, out=out, resamples=RESAMPLES)

@@ -4,7 +4,8 @@ once (repeat 0), readable-only figures apart, and questions without a verdict na
 from __future__ import annotations
 
 from lme_bench.judge.verdict import read_verdict
-from lme_bench.results.qa_scores import eval_results_name, qa_markdown, qa_summary
+from lme_bench.report.qa import qa_markdown
+from lme_bench.results.qa_scores import eval_results_name, qa_summary
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 JUDGE = "openai:gpt-4o-2024-08-06"

@@ -11,13 +11,14 @@ import pytest
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.calls import CALL_COLUMNS
 from lme_bench.providers.retry import RETRY_COLUMNS, RetryCount, set_retry_columns
+from lme_bench.report.ingest import totals_markdown
+from lme_bench.report.qa import qa_markdown
 from lme_bench.results.ingest_table import (
     INGEST_SCHEMA,
     ingest_table,
     ingest_totals,
-    totals_markdown,
 )
-from lme_bench.results.qa_scores import qa_markdown, qa_summary
+from lme_bench.results.qa_scores import qa_summary
 from lme_bench.results.qa_tables import (
     HYPOTHESES_SCHEMA,
     SCORES_SCHEMA,

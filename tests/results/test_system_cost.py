@@ -5,7 +5,8 @@ from __future__ import annotations
 from lme_bench.backends.protocol import Usage
 from lme_bench.config.settings import PriceSettings, Settings
 from lme_bench.ingest.question import IngestOutcome
-from lme_bench.results.cost import run_cost, system_markdown, system_usage
+from lme_bench.report.cost import system_markdown
+from lme_bench.results.cost import run_cost, system_usage
 
 
 def test_the_memory_systems_calls_are_summed_shown_and_priced() -> None:
@@ -27,7 +28,7 @@ def test_the_memory_systems_calls_are_summed_shown_and_priced() -> None:
         "timeouts": 2,
     }
     shown = system_markdown(usage)
-    assert "5 model calls (1500 input, 300 output tokens" in shown
+    assert "5 model calls with openai:gpt-4o-mini (1,500 input, 300 output tokens)" in shown
     assert "1 replies cut by the output cap, 2 timed-out attempts" in shown
     prices = {"openai:gpt-4o-mini": PriceSettings(input_per_mtok=1.0, output_per_mtok=10.0)}
     cost = run_cost(

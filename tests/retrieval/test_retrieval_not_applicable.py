@@ -15,7 +15,10 @@ from lme_bench.config.settings import load_settings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import session_keys
 from lme_bench.metrics.ranking_metrics import score_ranking
-from lme_bench.results.summary import summarize_retrieval, summary_markdown
+from lme_bench.report.run_report import headline
+from lme_bench.report.summary import summary_markdown
+from lme_bench.results.summary import summarize_retrieval
+from lme_bench.results.tables import SCHEMA_VERSION
 from lme_bench.retrieval.official_ids import (
     RetrievalRow,
     corpus_turn_ids,
@@ -29,7 +32,6 @@ from lme_bench.retrieval.provenance import (
     no_provenance_reason,
     unmapped_reason,
 )
-from lme_bench.run.finish import headline
 from lme_bench.run.steps import evaluate_question, ingest_question, plan_run, prepare_questions
 from tests.factories import make_question
 from tests.ingest.test_memory_health import AGENTIC, QA, ROOT, _run, _settings
@@ -127,7 +129,7 @@ def test_a_context_only_run_is_not_applicable_and_not_failed(tmp_path: Path) -> 
         ("not-applicable", CONTEXT_ONLY)
     }
     table = pq.read_table(report.run_dir / "retrieval.parquet")
-    assert table.schema.metadata[b"lme_bench.schema_version"] == b"3"
+    assert table.schema.metadata[b"lme_bench.schema_version"] == SCHEMA_VERSION.encode()
     for row in table.to_pylist():
         assert row["status"] == "not-applicable" and row["reason"] == CONTEXT_ONLY
         assert row["ranked_ids"] == [] and row["recall_any@5"] is None

@@ -6,12 +6,8 @@ from __future__ import annotations
 import pytest
 
 from lme_bench.metrics.ranking_metrics import METRIC_NAMES
-from lme_bench.results.summary import (
-    WITH_USER_EVIDENCE_ROW,
-    summarize_retrieval,
-    summary_markdown,
-    summary_table,
-)
+from lme_bench.report.summary import WITH_USER_EVIDENCE_ROW, summary_markdown, summary_table
+from lme_bench.results.summary import summarize_retrieval
 from lme_bench.retrieval.official_ids import RetrievalRow, failed_rows
 
 

@@ -45,7 +45,7 @@ def test_steps_write_complete_results_and_reingestion_adds_nothing(tmp_path: Pat
 
     table = pq.read_table(plan.run_dir / "retrieval.parquet")
     assert table.num_rows == 2 * len(refs)
-    assert table.schema.metadata[b"lme_bench.schema_version"] == b"3"
+    assert table.schema.metadata[b"lme_bench.schema_version"] == b"4"
     assert set(METRIC_NAMES) <= set(table.column_names)
     data = table.to_pylist()
     failed = [r for r in data if r["status"] == "error"]

@@ -12,17 +12,18 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from lme_bench.compare.chart import BarChart, BarGroup, chart, render_svg
+from lme_bench.compare.comparison import Comparison, QaPart
 from lme_bench.compare.load import RETRIEVAL_METRICS, JudgeLabels
 from lme_bench.compare.paired import (
     Flip,
     Interval,
     MetricComparison,
     PairedDelta,
-    QaComparison,
     Row,
 )
 from lme_bench.metrics.qa import Accuracy
+from lme_bench.report.compare_chart import BarChart, BarGroup, chart, render_svg
+from lme_bench.report.labels import SMALL_SAMPLE, digest_words, small_sample
 
 AVERAGES_NOTE = (
     "Accuracy A and B: each run on its own judged questions. Δ B-A and its interval: over the "
@@ -34,7 +35,9 @@ AVERAGES_NOTE = (
 BOOTSTRAP_NOTE = (
     "95% interval: paired percentile bootstrap over the questions judged in both runs, resampled "
     "with replacement within each question type ({resamples} resamples, seed {seed}); the "
-    "task-averaged Δ is recomputed in each resample from the per-type means."
+    "task-averaged Δ is recomputed in each resample from the per-type means. Under 30 paired "
+    "questions an interval is flagged `small sample`; `no spread` means every resample gave "
+    "the same Δ (as with one question per type), which says nothing about the uncertainty."
 )
 JUDGING_NOTE = (
     "A question's label is its judge's first judgment by the official rule (a reply without "
@@ -59,32 +62,6 @@ ROW_LABELS = {
 
 
 @dataclass(frozen=True, slots=True)
-class QaPart:
-    labels_a: JudgeLabels
-    labels_b: JudgeLabels
-    judging_matches: bool
-    scores: QaComparison
-
-
-@dataclass(frozen=True, slots=True)
-class RetrievalComparison:
-    granularity: str  # session | turn
-    official: list[MetricComparison]  # the official printer's average: every non-`_abs` question
-    user_evidence: list[MetricComparison]  # run_retrieval.py's: also with user-turn evidence
-
-
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    run_a: str
-    run_b: str
-    qa: QaPart | None  # None: not both runs were judged
-    retrieval: list[RetrievalComparison]  # empty: not both runs have retrieval.parquet
-    resamples: int
-    seed: int
-    unequal_budgets: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
 class Section:
     title: str
     paragraphs: list[str] = field(default_factory=list)
@@ -105,10 +82,31 @@ def _delta(value: float | None, percent: bool = True) -> str:
     return "-" if value is None else _signed(value, percent) + (" pp" if percent else "")
 
 
-def _ci(ci: Interval | None, percent: bool = True) -> str:
+def _ci(ci: Interval | None, n: int, percent: bool = True) -> str:
+    """The interval of a delta: "no spread" when its ends are equal once rounded (every
+    resample gave the same delta), flagged as a small sample under SMALL_SAMPLE_N questions."""
     if ci is None:
         return "-"
-    return f"[{_signed(ci[0], percent)}, {_signed(ci[1], percent)}]" + (" pp" if percent else "")
+    low, high = _signed(ci[0], percent), _signed(ci[1], percent)
+    flag = f"{SMALL_SAMPLE}, n = {n}" if small_sample(n) else ""
+    if low == high:
+        return f"no spread ({flag})" if flag else f"no spread (n = {n})"
+    unit = " pp" if percent else ""
+    return f"[{low}, {high}]{unit}" + (f" ({flag})" if flag else "")
+
+
+def memory_line(side: str, run: str, memory: dict[str, Any]) -> str:
+    """Which memory system a run searched, with its parameters' digest and how its hits were
+    mapped to the haystack."""
+    if not memory.get("backend"):
+        return f"{side} = `{run}`: memory system not recorded (no config.json)."
+    found = [
+        f"{g} {memory[f'{g} provenance']}"
+        for g in ("session", "turn")
+        if f"{g} provenance" in memory
+    ]
+    mapped = f"; hits mapped: {', '.join(found)}" if found else ""
+    return f"{side} = `{run}`: memory system {digest_words(memory)}{mapped}."
 
 
 def _qa_row(row: Row) -> list[str]:
@@ -122,7 +120,7 @@ def _qa_row(row: Row) -> list[str]:
         str(p.n),
         f"{_pct(p.a)} → {_pct(p.b)}",
         _delta(p.delta),
-        _ci(p.ci95),
+        _ci(p.ci95, p.n),
     ]
 
 
@@ -166,10 +164,14 @@ def _qa_sections(c: Comparison, qa: QaPart) -> list[Section]:
 
 
 def sections(c: Comparison) -> list[Section]:
+    intro = [memory_line("A", c.run_a, c.memories[0]), memory_line("B", c.run_b, c.memories[1])]
     if c.qa is None:
-        intro = ["QA not compared: not both runs were judged (retrieval only)."]
+        intro.append("QA not compared: not both runs were judged (retrieval only).")
     else:
-        intro = [_judge_line("A", c.run_a, c.qa.labels_a), _judge_line("B", c.run_b, c.qa.labels_b)]
+        intro += [
+            _judge_line("A", c.run_a, c.qa.labels_a),
+            _judge_line("B", c.run_b, c.qa.labels_b),
+        ]
         if not c.qa.judging_matches:
             intro.append("Warning: the runs were judged by different judges or prompts.")
     if c.unequal_budgets:
@@ -218,7 +220,14 @@ def comparison_chart(c: Comparison) -> BarChart:
 
 def _metric_row(m: MetricComparison) -> list[str]:
     p = m.paired
-    return [m.metric, str(p.n), _num(p.a), _num(p.b), _delta(p.delta, False), _ci(p.ci95, False)]
+    return [
+        m.metric,
+        str(p.n),
+        _num(p.a),
+        _num(p.b),
+        _delta(p.delta, False),
+        _ci(p.ci95, p.n, False),
+    ]
 
 
 def _num(value: float | None) -> str:
@@ -333,6 +342,16 @@ def to_json(c: Comparison) -> dict[str, Any]:
     runs: dict[str, Any] = {"a": {"run_id": c.run_a}, "b": {"run_id": c.run_b}}
     if c.qa is not None:
         runs = {"a": _run(c.run_a, c.qa.labels_a), "b": _run(c.run_b, c.qa.labels_b)}
+    for side, memory in zip(("a", "b"), c.memories, strict=True):
+        runs[side]["memory"] = {
+            "backend": memory.get("backend"),
+            "params_digest": memory.get("params_digest"),
+            "provenance": {
+                g: memory[f"{g} provenance"]
+                for g in ("session", "turn")
+                if f"{g} provenance" in memory
+            },
+        }
     return {
         "runs": runs,
         "unequal_budgets": c.unequal_budgets,

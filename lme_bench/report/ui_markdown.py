@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from lme_bench.results.cost import cost_markdown
-from lme_bench.results.html_report import REPORT_NAME
-from lme_bench.results.summary import summary_table
-from lme_bench.run.finish import RunReport
+from lme_bench.report.cost import cost_markdown
+from lme_bench.report.html_report import REPORT_NAME
+from lme_bench.report.labels import count
+from lme_bench.report.run_report import RunReport
+from lme_bench.report.summary import summary_table, system_calls_words
 
 RESULT_FILES = (
     REPORT_NAME,
@@ -80,12 +81,16 @@ def _cost_lines(summary: dict[str, Any]) -> list[str]:
     lines = []
     if answers:
         lines.append(
-            f"- answering: {answers['llm_calls']} model calls, {answers['input_tokens']} input "
-            f"and {answers['output_tokens']} output tokens"
+            f"- answering: {count(answers['llm_calls'])} model calls, "
+            f"{count(answers['input_tokens'])} input and {count(answers['output_tokens'])} "
+            "output tokens"
         )
     ingestion = summary.get("ingestion") or {}
     if ingestion.get("llm_calls"):
-        lines.append(f"- ingestion: {ingestion['llm_calls']} model calls")
+        lines.append(f"- ingestion (memory agent): {count(ingestion['llm_calls'])} model calls")
+    system = summary.get("memory_system")
+    if system:
+        lines.append(f"- the memory system's own calls: {system_calls_words(system)}")
     if cost:
         lines += ["- " + line for line in cost_markdown(cost)]
     return lines

@@ -14,17 +14,35 @@ from typing import Any
 
 from lme_bench.dataset.models import QUESTION_TYPES
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.results.atomic import write_text_atomically
-from lme_bench.results.html_chart import Bar, bars_svg
-from lme_bench.results.html_questions import QuestionView, question_card, question_view
-from lme_bench.results.ingest_table import empty_memory_text
-from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
-from lme_bench.results.summary import (
+from lme_bench.report.cost import cost_rows, own_calls_words
+from lme_bench.report.html_chart import Bar, bars_svg
+from lme_bench.report.html_questions import QuestionView, question_card, question_view
+from lme_bench.report.ingest import empty_memory_text
+from lme_bench.report.labels import (
+    MODES,
+    attribution,
+    count,
+    counted,
+    informative,
+    interval,
+    label,
+    metric_label,
+    percent,
+    seconds,
+    small_sample,
+    words,
+)
+from lme_bench.report.qa import INTERVALS_NOTE
+from lme_bench.report.summary import (
     SHOWN_METRICS,
-    not_applicable,
+    memory_facts,
     not_applicable_lines,
     summary_table,
+    system_calls_words,
 )
+from lme_bench.results.atomic import write_text_atomically
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+from lme_bench.results.summary import not_applicable
 from lme_bench.retrieval.official_ids import RetrievalRow
 
 REPORT_NAME = "report.html"
@@ -41,6 +59,10 @@ dd{margin-left:15em}
 .right{color:#282}.wrong{color:#b22}.none{color:#888}
 li.evidence{background:#fff3c4}
 .filters{position:sticky;top:0;background:#f4f4f4;padding:.5em;border:1px solid #ccc}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.flag{background:#fff3c4;border:1px solid #e0c060;border-radius:3px;padding:0 4px;
+font-size:.85em;white-space:nowrap}
+table.facts th{background:#f4f4f4;font-weight:normal;width:16em}
 """
 
 _SCRIPT = """
@@ -73,17 +95,36 @@ fromAddress();
 """
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def _table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] | None = None
+) -> str:
+    """A table of already-escaped cells; the `numeric` columns (default: all but the first)
+    are right-aligned."""
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="n">{c}</td>' if (i in numeric if numeric else i > 0) else f"<td>{c}</td>"
+            for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-_ACCURACY_HEADER = ("question type", "accuracy", "correct / judged", "95% CI")
+def _facts(rows: Sequence[tuple[str, str]]) -> str:
+    """Label and value pairs (values escaped here) as a two-column table."""
+    body = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
+    return f'<table class="facts">{body}</table>'
+
+
+def _interval_cell(ci: Sequence[float] | None, n: int) -> str:
+    text, flag = interval(ci, n)
+    return escape(text) + (f' <span class="flag">{escape(flag)}</span>' if flag else "")
+
+
+_ACCURACY_HEADER = ("question type", "accuracy", "correct / judged", "95% interval")
 
 
 def _accuracy_rows(judge: dict[str, Any]) -> list[list[str]]:
@@ -95,10 +136,9 @@ def _accuracy_rows(judge: dict[str, Any]) -> list[list[str]]:
     ]
     rows = []
     for name, acc in named:
-        ci = acc.get("ci95")
-        interval = f"{_pct(ci[0])} to {_pct(ci[1])}" if ci else "-"
-        counts = f"{acc['correct']} / {acc['n']}"
-        rows.append([escape(name), _pct(acc["accuracy"]), counts, interval])
+        counts = f"{count(acc['correct'])} / {count(acc['n'])}"
+        interval_cell = _interval_cell(acc.get("ci95"), acc["n"])
+        rows.append([escape(label(name)), percent(acc["accuracy"]), counts, interval_cell])
     return rows
 
 
@@ -106,20 +146,22 @@ def _qa_section(qa: dict[str, Any]) -> str:
     answers = qa["answers"]
     parts = [
         "<h2>Question answering</h2>",
-        f"<p>{answers['answered']} of {answers['questions']} questions answered "
-        f'({answers["failed"]} failed). Official rule: a judge reply without "yes" is a '
-        "wrong answer; abstention questions count in their type and again in the abstention "
-        "row; intervals: 95%, stratified bootstrap.</p>",
+        f"<p>{count(answers['answered'])} of {count(answers['questions'])} questions answered "
+        f"({count(answers['failed'])} failed). Official rule: a judge reply without "
+        '"yes" is a wrong answer; abstention questions count in their type and again in the '
+        f"abstention row. {escape(INTERVALS_NOTE).replace('`', '')}</p>",
     ]
     for name, judge in qa["judges"].items():
         kind = "LLM judge" if judge["kind"] == "llm" else "no-LLM fallback (not comparable)"
         notes = [f"{judge['not_judged']} question(s) without a verdict (left out)"]
         if "unreadable" in judge:
             notes.append(f"{judge['unreadable']} replies holding no yes or no word")
-        causes = ", ".join(f"{k} {v}" for k, v in sorted(judge["attribution"].items()))
+        causes = ", ".join(
+            f"{attribution(k)} {count(v)}" for k, v in sorted(judge["attribution"].items())
+        )
         parts += [
             f"<h3>{escape(kind)}: {escape(name)}</h3>",
-            _table(_ACCURACY_HEADER, _accuracy_rows(judge)),
+            _table(_ACCURACY_HEADER, _accuracy_rows(judge), numeric=(1, 2)),
             f"<p>{escape('; '.join(notes))}. Attribution: {escape(causes) or 'none'}.</p>",
         ]
     return "".join(parts)
@@ -129,13 +171,20 @@ def _chart(summary: dict[str, Any], primary: str | None) -> str:
     if primary is not None:
         judge = summary["qa"]["judges"][primary]
         bars = [
-            Bar(t, a["accuracy"], tuple(a["ci95"]) if a.get("ci95") else None, a["n"])
+            Bar(t, a["accuracy"], _whisker(a.get("ci95")), a["n"])
             for t, a in [*judge["per_type"].items(), ("abstention", judge["abstention"])]
         ]
-        return bars_svg(f"QA accuracy per question type ({primary}), 95% intervals", bars)
+        small = any(small_sample(b.n) for b in bars)
+        note = " (small samples: few questions a type)" if small else ""
+        return bars_svg(f"QA accuracy per question type ({primary}), 95% intervals{note}", bars)
     by_type = summary["session"]["by_type"]
     bars = [Bar(t, g.get("recall_any@5"), None, g["n"]) for t, g in by_type.items()]
-    return bars_svg("Session recall_any@5 per question type", bars)
+    return bars_svg(f"Session {metric_label('recall_any@5')} per question type", bars)
+
+
+def _whisker(ci: Sequence[float] | None) -> tuple[float, float] | None:
+    """An interval worth drawing: none where its ends meet (it shows no uncertainty)."""
+    return (ci[0], ci[1]) if ci is not None and informative(ci, percent) else None
 
 
 def _retrieval_section(summary: dict[str, Any]) -> str:
@@ -150,31 +199,62 @@ def _retrieval_section(summary: dict[str, Any]) -> str:
             parts.append("<p>No figures: retrieval is not applicable to any question.</p>")
             continue
         rows = [
-            [escape(r["question_type"]), str(r["n"])]
+            [escape(r["question_type"]), count(r["n"])]
             + ["-" if r[m] is None else f"{r[m]:.3f}" for m in SHOWN_METRICS]
             for r in summary_table(summary, granularity)
         ]
-        parts.append(_table(["question type", "n", *SHOWN_METRICS], rows))
+        header = ["question type", "questions", *(metric_label(m) for m in SHOWN_METRICS)]
+        parts.append(_table(header, rows))
     parts.append(f"<p>{escape(summary['note'])}</p>")
     return "".join(parts)
 
 
-_COST_PARTS = ("ingestion", "answering", "judging", "total", "per_question", "per_correct_answer")
+def _ingestion_rows(ingestion: dict[str, Any]) -> list[tuple[str, str]]:
+    """The ingestion totals worth a line, in words, with formatted numbers."""
+    rows = []
+    for key, value in ingestion.items():
+        if key == "modes":
+            rows.append((label(key), words(value, MODES)))
+        elif key == "seconds":
+            rows.append((label(key), seconds(value)))
+        elif key == "llm_calls_per_turn":
+            rows.append((label(key), "-" if value is None else f"{value:.2f}"))
+        elif isinstance(value, dict):
+            if value:
+                rows.append((label(key), counted(value)))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            rows.append((label(key), count(value)))
+    return rows
 
 
 def _cost_section(summary: dict[str, Any]) -> str:
+    """The run's calls and what they cost: the memory agent's, the memory system's own, the
+    QA model's and the judges', then the money by part."""
+    parts = []
+    ingestion = _ingestion_rows(summary.get("ingestion") or {})
+    if ingestion:
+        parts += ["<h3>Ingestion</h3>", _facts(ingestion)]
+    parts += [
+        "<h3>The memory system's own calls</h3>",
+        f"<p>{escape(system_calls_words(summary.get('memory_system')))}.</p>",
+    ]
     cost = summary.get("cost")
-    ingestion = summary.get("ingestion") or {}
-    rows = [[escape(k), escape(str(v))] for k, v in ingestion.items() if not isinstance(v, dict)]
     if cost:
-        rows += [
-            [f"cost: {part.replace('_', ' ')}", "-" if value is None else f"{value:.5f}"]
-            for part in _COST_PARTS
-            if part in cost and ((value := cost[part]) is not None or part != "per_correct_answer")
-        ]
+        rows = [(name, value) for name, value in cost_rows(cost)]
+        if own_calls_words(cost):
+            rows.append(("the memory system's own model calls", own_calls_words(cost)))
         if cost.get("unpriced_models"):
-            rows.append(["no price for", escape(", ".join(cost["unpriced_models"]))])
-    return "<h2>Ingestion and cost</h2>" + _table(["", "value"], rows) if rows else ""
+            rows.append(("no price for (left out)", ", ".join(cost["unpriced_models"])))
+        parts += ["<h3>Cost (from [prices])</h3>", _facts(rows)]
+    return "<h2>Calls and cost</h2>" + "".join(parts)
+
+
+def _about(title: str, summary: dict[str, Any], primary: str | None) -> str:
+    """What the run was: the memory system, its search and how fast, who judged."""
+    facts = memory_facts(summary)
+    if primary is not None:
+        facts.append(("primary judge", primary))
+    return "<h2>What ran</h2>" + _facts(facts)
 
 
 def _filters(types: Sequence[str], total: int) -> str:
@@ -208,6 +288,7 @@ def render_report(
     body = [
         f"<h1>{escape(title)}</h1>",
         banner,
+        _about(title, summary, primary),
         _chart(summary, primary),
         _qa_section(summary["qa"]) if summary.get("qa") else "",
         _retrieval_section(summary),

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from lme_bench.config.settings import ConfigError, load_settings
+from lme_bench.report.run_report import RunReport
+from lme_bench.report.ui_markdown import compare_markdown, report_markdown, retrieval_table
 from lme_bench.results.summary import summarize_retrieval
-from lme_bench.results.ui_markdown import compare_markdown, report_markdown, retrieval_table
 from lme_bench.retrieval.official_ids import RetrievalRow
-from lme_bench.run.finish import RunReport
 
 BASE = "http://127.0.0.1:4201/"
 

@@ -7,8 +7,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from lme_bench.dataset.models import Instance
-from lme_bench.results.html_chart import Bar, bars_svg
-from lme_bench.results.html_questions import TOP_TURNS, retrieved_turns
+from lme_bench.report.html_chart import Bar, bars_svg
+from lme_bench.report.html_questions import TOP_TURNS, retrieved_turns
 from tests.factories import make_question
 from tests.html_report_data import (
     CASES,
@@ -77,7 +77,7 @@ def test_a_question_shows_date_gold_answer_verdict_reply_and_evidence(tmp_path: 
     assert "2023/05/30 (Tue) 23:40" in wrong  # the question date
     assert "golden retriever" in wrong  # the gold answer
     assert f"<td>{JUDGE}</td>" in wrong and ">wrong<" in wrong
-    assert "<td>retrieved-not-answered</td>" in wrong  # the attribution
+    assert "<td>wrong though the evidence was retrieved</td>" in wrong  # the attribution
     assert "no, it says &lt;script&gt;" in wrong  # the judge's reply
     items = re.findall(r"<li( class=\"evidence\")?>(.*?)</li>", wrong)
     assert [bool(css) for css, _ in items] == [True, False]
@@ -94,10 +94,10 @@ def test_a_failed_question_names_what_failed(tmp_path: Path) -> None:
 
 def test_tables_hold_the_abstention_row_and_rounded_figures(tmp_path: Path) -> None:
     text = _page(tmp_path)
-    assert "<td>abstention</td><td>0.0%</td><td>0 / 1</td>" in text
-    assert "<td>overall</td><td>33.3%</td><td>1 / 3</td>" in text
+    assert '<td>abstention questions</td><td class="n">0.0%</td><td class="n">0 / 1</td>' in text
+    assert '<td>overall</td><td class="n">33.3%</td><td class="n">1 / 3</td>' in text
     assert "1 question(s) without a verdict" in text
-    overall = re.findall(r"<td>overall</td><td>3</td><td>([^<]*)</td>", text)
+    overall = re.findall(r'<td>overall</td><td class="n">3</td><td class="n">([^<]*)</td>', text)
     assert overall == ["0.333", "0.333"]  # session and turn recall_any@5: 1 of 3, rounded
 
 
@@ -127,16 +127,16 @@ def test_the_page_is_written_atomically(tmp_path: Path) -> None:
 
 def test_cost_and_ingestion_are_shown(tmp_path: Path) -> None:
     text = _page(tmp_path)
-    assert "<td>cost: total</td><td>0.01600</td>" in text
-    assert "<td>cost: per correct answer</td><td>0.01600</td>" in text
-    assert "<td>questions</td><td>4</td>" in text
+    assert "<th>run total</th><td>$0.0160</td>" in text
+    assert "<th>per correct answer (primary judge)</th><td>$0.0160</td>" in text
+    assert "<th>questions</th><td>4</td>" in text
 
 
 def test_turn_texts_of_wanted_ids_equal_a_scan_of_every_turn() -> None:
     """Looking up only the wanted ids finds what a scan of the whole haystack finds."""
     from lme_bench.dataset.loader import iter_questions
     from lme_bench.metrics.ranking_metrics import official_turn_id
-    from lme_bench.results.html_questions import turn_texts
+    from lme_bench.report.html_questions import turn_texts
     from lme_bench.run.steps import bundled_sample
 
     for loaded in list(iter_questions(bundled_sample()))[:10]:

@@ -13,6 +13,7 @@ from html import escape
 
 from lme_bench.dataset.models import Instance
 from lme_bench.metrics.ranking_metrics import is_evidence, official_session_id, official_turn_id
+from lme_bench.report.labels import attribution
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 
@@ -130,10 +131,10 @@ def question_view(
     return QuestionView(asked, hypothesis, verdicts, retrieved, errors, notes)
 
 
-def _text(value: str | None) -> str:
-    """Escaped text; a long one collapsed behind its beginning."""
+def _text(value: str | None, missing: str = "none") -> str:
+    """Escaped text; a long one collapsed behind its beginning; `missing` in grey for None."""
     if value is None:
-        return '<span class="none">none</span>'
+        return f'<span class="none">{escape(missing)}</span>'
     if len(value) <= SHORT_CHARS:
         return f'<span class="text">{escape(value)}</span>'
     rest = value[:LONG_CHARS] + (" …" if len(value) > LONG_CHARS else "")
@@ -151,7 +152,8 @@ def _verdict(row: ScoreRow) -> str:
     readable = "" if row.readable is not False else " (reply holds no yes or no)"
     return (
         f'<tr><td>{escape(row.judge)}</td><td class="{css}">{word}{readable}</td>'
-        f"<td>{escape(row.attribution)}</td><td>{_text(row.raw_verdict)}</td></tr>"
+        f"<td>{escape(attribution(row.attribution))}</td>"
+        f"<td>{_text(row.raw_verdict, 'no reply')}</td></tr>"
     )
 
 
@@ -164,13 +166,19 @@ def _retrieved(turns: Sequence[RetrievedTurn]) -> str:
         mark = "<b>evidence</b> " if turn.evidence else ""
         items.append(
             f"<li{css}>{mark}<code>{escape(turn.turn_id)}</code> {escape(turn.date)}: "
-            f"{_text(turn.text)}</li>"
+            f"{_text(turn.text, 'not a turn of this question')}</li>"
         )
     return (
         f"<details><summary>top {len(turns)} retrieved user turns "
         f"({sum(t.evidence for t in turns)} evidence)</summary><ol>{''.join(items)}</ol>"
         "</details>"
     )
+
+
+def _no_answer(view: QuestionView) -> str:
+    if view.hypothesis is None:
+        return "not answered in this run"
+    return "no answer: the answer stage failed"
 
 
 def question_card(view: QuestionView) -> str:
@@ -180,7 +188,7 @@ def question_card(view: QuestionView) -> str:
         ("date", escape(instance.question_date)),
         ("question", _text(instance.question)),
         ("gold answer", _text(instance.answer)),
-        ("hypothesis", _text(hypothesis.hypothesis if hypothesis else None)),
+        ("answer given", _text(hypothesis.hypothesis if hypothesis else None, _no_answer(view))),
     ]
     if hypothesis is not None and hypothesis.evidence_in_context is not None:
         held = "yes" if hypothesis.evidence_in_context else "no"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from lme_bench.compare.chart import x_label
+from lme_bench.report.compare_chart import x_label
 
 _COLOR = "#4c78a8"
 _BAR_SLOT = 110

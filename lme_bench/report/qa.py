@@ -1,0 +1,98 @@
+"""summary.md's question-answering part: per judge, the official-rule accuracies with their
+intervals (flagged on small samples, left out where they carry no spread)."""
+
+from __future__ import annotations
+
+from lme_bench.dataset.models import QUESTION_TYPES
+from lme_bench.providers.calls import calls_text
+from lme_bench.report.labels import count, counted, interval_text, percent
+from lme_bench.results.qa_records import Figures, JudgeRecord, QaReport
+
+
+def _rows(figures: Figures, types_judged: int) -> list[str]:
+    every = len(QUESTION_TYPES)
+    task = "task-averaged" + (f" ({types_judged} of {every} types)" if types_judged < every else "")
+    named = [
+        *figures["per_type"].items(),
+        (task, figures["task_averaged"]),
+        ("overall", figures["overall"]),
+        ("abstention", figures["abstention"]),
+    ]
+    lines = []
+    for row_name, acc in named:
+        shown = interval_text(acc["ci95"], acc["n"])
+        counts = f"{count(acc['correct'])} / {count(acc['n'])}"
+        lines.append(f"| {row_name} | {percent(acc['accuracy'])} | {counts} | {shown} |")
+    return lines
+
+
+_HEADER = ["| question type | accuracy | correct / judged | 95% interval |", "|---|---:|---:|---|"]
+
+
+def _judge_table(name: str, judge: JudgeRecord) -> list[str]:
+    if judge["kind"] != "llm":
+        title = f"### No-LLM fallback (not comparable with LLM-judged figures): {name}"
+    else:
+        prompts = judge["prompts"]
+        title = (
+            f"### LLM judge {name}, prompts {judge['prompt_version']} ({prompts['description']})"
+        )
+    lines = [title, "", *_HEADER, *_rows(judge, judge["types_judged"]), ""]
+    if judge["not_judged"]:
+        shown = ", ".join(judge["not_judged_ids"][:20])
+        more = " …" if judge["not_judged"] > 20 else ""
+        lines += [
+            f"**Incomplete**: {judge['not_judged']} question(s) have no verdict and are left "
+            f"out of every figure: {shown}{more}.",
+            "",
+        ]
+    causes = counted(dict(sorted(judge["attribution"].items())))
+    lines += [f"Attribution: {causes}; {calls_text(judge)}.", ""]
+    if judge["kind"] == "llm":
+        readable = judge["readable_only"]
+        lines += [
+            f"Over readable verdicts only (left out: the {judge['unreadable']} replies holding no "
+            "yes or no word, which the official rule above reads as wrong unless they contain "
+            '"yes"):',
+            "",
+            *_HEADER,
+            *_rows(readable, len(readable["per_type"])),
+            "",
+        ]
+    return lines
+
+
+INTERVALS_NOTE = (
+    "Intervals: 95%, stratified percentile bootstrap; flagged `small sample` under 30 questions, "
+    "and `no spread` where every resample gives the same accuracy (all of a type right or all "
+    "wrong, or one question), which says nothing about the uncertainty."
+)
+
+
+def qa_markdown(summary: QaReport) -> str:
+    answers = summary["answers"]
+    lines = [
+        "## Question answering",
+        "",
+        f"{count(answers['answered'])} of {count(answers['questions'])} questions answered "
+        f"({count(answers['failed'])} failed); {count(answers['llm_calls'])} QA model calls, "
+        f"{calls_text(answers)}.",
+        "",
+        "Figures by the official rule (evaluate_qa.py / print_qa_metrics.py): a judge reply "
+        'without "yes" is a wrong answer; each question is judged once (repeat 0).',
+        "",
+    ]
+    for name, judge in summary["judges"].items():
+        lines += _judge_table(name, judge)
+    for pair in summary["agreement"]:
+        disputed = ", ".join(pair["disputed"]) or "none"
+        lines.append(
+            f"Judge agreement {pair['judges'][0]} vs {pair['judges'][1]}: "
+            f"{percent(pair['agreement'])} over {pair['n']}; disputed: {disputed}."
+        )
+    lines.append(
+        "Task-averaged: the plain mean of the per-type accuracies (the official printer needs all "
+        "six types); overall: the mean over all judged questions; `_abs` questions count inside "
+        "their base type and again in the abstention row. " + INTERVALS_NOTE
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,107 @@
+"""A run's report: summary.md assembled from the summary's data, the one-line headline, and
+report.html; what `lme_bench.run.finish` writes once the tables are in place."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.report.cost import cost_markdown
+from lme_bench.report.estimate import beside_spent_markdown
+from lme_bench.report.html_report import write_html_report
+from lme_bench.report.ingest import empty_memory_markdown, empty_memory_text, totals_markdown
+from lme_bench.report.labels import count, percent
+from lme_bench.report.qa import qa_markdown
+from lme_bench.report.summary import memory_markdown, summary_markdown
+from lme_bench.results.atomic import write_text_atomically
+from lme_bench.results.qa_scores import primary_judge
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+from lme_bench.results.summary import not_applicable
+from lme_bench.retrieval.official_ids import RetrievalRow
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    run_id: str
+    run_dir: Path
+    summary: dict[str, Any]
+    markdown: str
+    failed: list[str]
+
+
+def headline(summary: dict[str, Any]) -> str:
+    """One line of the run's leading figures: QA by the first LLM judge (official rule) and
+    session-level retrieval (official average)."""
+    parts = []
+    primary = primary_judge(summary["qa"]) if "qa" in summary else None
+    overall = primary["overall"] if primary else None
+    if overall and overall["accuracy"] is not None:
+        parts.append(
+            f"QA overall {percent(overall['accuracy'])} "
+            f"({count(overall['correct'])}/{count(overall['n'])})"
+        )
+    session = summary.get("session", {}).get("overall", {})
+    if session.get("n"):
+        parts.append(f"session recall_all@5 {session['recall_all@5']:.3f} (n={session['n']})")
+    elif not_applicable(summary.get("session") or {}):
+        reasons = "; ".join(summary["session"].get("not_applicable_reasons") or {})
+        parts.append(f"session retrieval not applicable ({reasons or 'no reason recorded'})")
+    empty = empty_memory_text(summary.get("memory_health") or {})
+    return "; ".join([*parts, empty] if empty else parts) or "no figures"
+
+
+def _with_banner(markdown: str, banner: str) -> str:
+    """`banner` as the paragraph after the summary's title."""
+    title, _, rest = markdown.partition("\n\n")
+    return f"{title}\n\n{banner}\n\n{rest}"
+
+
+def _incomplete_banner(run_id: str, failed: list[str], total: int) -> str:
+    """A line saying the run is incomplete: how many, which."""
+    shown = ", ".join(failed[:20]) + (" …" if len(failed) > 20 else "")
+    return (
+        f"**Incomplete run**: {len(failed)} of {total} questions failed ({shown}); the figures "
+        f"below leave them out. `lme-bench rerun {run_id}` redoes them."
+    )
+
+
+def run_markdown(summary: dict[str, Any], title: str, run_id: str, questions: int) -> str:
+    """summary.md: retrieval, the memory system, ingestion, QA, cost and the estimate beside
+    what was spent, with banners for empty memories and failed questions under the title."""
+    heading, _, retrieval = summary_markdown(summary, title).partition("\n\n")
+    markdown = f"{heading}\n\n{memory_markdown(summary)}\n{retrieval}"
+    markdown += "\n" + totals_markdown(summary["ingestion"])
+    if summary.get("qa"):
+        markdown += "\n" + qa_markdown(summary["qa"])
+    if summary.get("cost"):
+        markdown += "\n" + "\n".join(cost_markdown(summary["cost"])) + "\n"
+    if summary.get("estimate"):
+        markdown += "\n" + beside_spent_markdown(summary["estimate"])
+    health = summary.get("memory_health") or {}
+    if health.get("empty"):
+        markdown = _with_banner(markdown, empty_memory_markdown(health))
+    failed = (summary.get("incomplete") or {}).get("question_ids") or []
+    if failed:
+        markdown = _with_banner(markdown, _incomplete_banner(run_id, failed, questions))
+    return markdown
+
+
+def write_report(
+    run_dir: Path,
+    title: str,
+    markdown: str,
+    summary: dict[str, Any],
+    refs: Sequence[QuestionRef],
+    tables: tuple[Sequence[RetrievalRow], Sequence[HypothesisRow], Sequence[ScoreRow]],
+    failed: dict[str, str],
+) -> None:
+    """summary.md, summary.json and report.html, each atomically; `tables`: the run's
+    retrieval, hypothesis and score rows."""
+    retrieval, hypotheses, scores = tables
+    write_text_atomically(run_dir / "summary.md", markdown)
+    write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    write_html_report(run_dir, title, summary, refs, retrieval, hypotheses, scores, failed)

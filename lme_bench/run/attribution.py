@@ -1,0 +1,28 @@
+"""Why each question scored as it did, set on its score rows when the run is written."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lme_bench.judge.runner import attribute
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+
+
+def attribute_all(
+    scores: Sequence[ScoreRow],
+    hypotheses: Sequence[HypothesisRow],
+    ingested: set[str],
+    empty_memories: frozenset[str] = frozenset(),
+) -> None:
+    by_question = {h.question_id: h for h in hypotheses}
+    for row in scores:
+        hypothesis = by_question.get(row.question_id)
+        row.attribution = attribute(
+            ingested=row.question_id in ingested,
+            answered=hypothesis is not None and hypothesis.status == "ok",
+            evidence_in_context=hypothesis.evidence_in_context if hypothesis else None,
+            label=row.label,
+            readable=row.readable,
+            status=row.status,
+            memory_empty=row.question_id in empty_memories,
+        )
