@@ -9,6 +9,8 @@ Run a benchmark on it from the repository folder:
 
 and test it against the protocol's promises with the conformance suite
 (TestExampleBackend in tests/backends/test_conformance_builtin.py shows the few lines that takes).
+The plug-in API reference (docs site: Reference > Plug-in API) documents every type it uses;
+a backend that talks to a server raises TransientMemoryError for a fault worth retrying.
 
 It keeps each session as one note (the turns joined), so its hits name their session
 (PROVENANCE) but no turn: lme-bench scores turn granularity by matching hit text to turns,

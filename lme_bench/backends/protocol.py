@@ -95,8 +95,8 @@ class Session:
     """One conversation of a question's haystack, as `ingest_session` receives it."""
 
     key: str
-    """Opaque and stable for the session (the same session has the same key in every
-    question); never the dataset's session id."""
+    """Opaque, unique within the question's memory (its rank in date order, e.g. `"s003"`; a
+    session shared by two questions may have two keys); never the dataset's session id."""
     date: str
     """The session's date as the dataset writes it, e.g. `"2023/05/20 (Sat) 02:21"`."""
     turns: tuple[Turn, ...]

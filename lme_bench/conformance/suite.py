@@ -37,7 +37,16 @@ from lme_bench.conformance.sample_sessions import (
 T = TypeVar("T")
 WORDS = {GREYHOUND.key: "greyhound", LISBON.key: "lisbon", KAYAK.key: "kayak", VIOLIN.key: "violin"}
 DATES = {session.key: session.date for session in ALL}
-_UNSET: Any = object()
+
+
+class _FromSettings:
+    """The default of build_system's overrides: what the settings give."""
+
+    def __repr__(self) -> str:
+        return "<from the settings>"
+
+
+_UNSET: Any = _FromSettings()
 
 
 def build_system(
