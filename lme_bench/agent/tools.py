@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from lme_bench.backends.entry_system import entry_summary
-from lme_bench.backends.entry_types import NewEntry
+from lme_bench.entries.models import NewEntry
 
 
 class add_entry(BaseModel):

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lme_bench.backends.entry_types import Entry, NewEntry, SearchResult
 from lme_bench.embeddings import Embedder
+from lme_bench.entries.models import Entry, NewEntry, SearchResult
 from lme_bench.reference_memory.store import EmbeddedStore
 from lme_bench.reference_memory.tool_results import PROMPT_TYPES, default_prompts
 

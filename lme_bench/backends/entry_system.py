@@ -15,8 +15,6 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from lme_bench.backends.embedded import EmbeddedBackend
-from lme_bench.backends.entry_memory import EntryMemory
-from lme_bench.backends.entry_types import EntryHit, NewEntry
 from lme_bench.backends.protocol import (
     BackendEnv,
     BackendParams,
@@ -27,6 +25,8 @@ from lme_bench.backends.protocol import (
 )
 from lme_bench.config.settings import ConfigError, MemorySettings, Settings
 from lme_bench.embeddings import load_embedder
+from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.entries.models import EntryHit, NewEntry
 
 SUMMARY_LIMIT = 512  # Mycelian's entry summary limit, in characters
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from typing import Protocol
 
-from lme_bench.backends.entry_types import EntryHit, SearchResult
 from lme_bench.backends.protocol import Capability, Hit, MemorySystem
+from lme_bench.entries.models import EntryHit, SearchResult
 
 
 class EntrySearch(Protocol):

@@ -17,9 +17,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from lme_bench.backends.entry_types import ContextHit, Entry, EntryHit, NewEntry, SearchResult
 from lme_bench.backends.mcp_session import McpSession, McpToolError, parse_text
 from lme_bench.config.settings import McpSettings
+from lme_bench.entries.models import ContextHit, Entry, EntryHit, NewEntry, SearchResult
 
 CONTEXT_NOT_FOUND = "context not found"
 MAX_TOP_KE = 25

@@ -17,12 +17,12 @@ from langchain_core.language_models import BaseChatModel
 from lme_bench.agent.prompts import AgentPrompts, bootstrap_block, build_prompts
 from lme_bench.agent.session import SessionAgent
 from lme_bench.agent.tools import AGENTIC_TOOLS, CONTEXT_TOOLS
-from lme_bench.backends.entry_memory import EntryMemory
-from lme_bench.backends.entry_types import NewEntry
 from lme_bench.common.limits import Limiter, numbered_sessions
 from lme_bench.common.stop_signal import check_stopping
 from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.views import QuestionView, SessionView
+from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.entries.models import NewEntry
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.held import held_turns, missing
 from lme_bench.ingest.records import SessionRecord

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from lme_bench.backends.entry_types import NewEntry
 from lme_bench.common.sqlite_writes import keep_open, write_lock
+from lme_bench.entries.models import NewEntry
 from lme_bench.ingest.records import SessionRecord
 
 _SCHEMA = """

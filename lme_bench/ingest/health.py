@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 
-from lme_bench.backends.entry_memory import EntryMemory
 from lme_bench.backends.protocol import MemorySystem
 from lme_bench.dataset.views import QuestionView
+from lme_bench.entries.entry_memory import EntryMemory
 
 HEALTHY = "ok"
 EMPTY = "empty"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lme_bench.backends.entry_memory import EntryMemory
-from lme_bench.backends.entry_types import NewEntry
+from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.entries.models import NewEntry
 
 TurnKey = tuple[str, str]  # (session key, turn index), as tagged on every entry
 

@@ -8,7 +8,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from lme_bench.backends.entry_memory import EntryMemory
 from lme_bench.backends.entry_system import vault_title
 from lme_bench.backends.protocol import Capability, MemorySystem, Usage
 from lme_bench.backends.registry import backend_class, open_system
@@ -16,6 +15,7 @@ from lme_bench.common.limits import ThreadSafeSlots, provider_limiter
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import QuestionView, make_view
+from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
 from lme_bench.ingest.health import UNCHECKED, entry_memory_health, searched_health

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import time
 
-from lme_bench.backends.entry_memory import EntryMemory
 from lme_bench.backends.entry_system import tagged_entries
-from lme_bench.backends.entry_types import NewEntry
 from lme_bench.common.stop_signal import check_stopping
 from lme_bench.dataset.views import QuestionView, SessionView
+from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.entries.models import NewEntry
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.held import TurnKey, held_turns, missing
 from lme_bench.ingest.records import SessionRecord

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
-from lme_bench.backends.entry_types import ContextHit, EntryHit
 from lme_bench.dataset.models import parse_date
+from lme_bench.entries.models import ContextHit, EntryHit
 
 PROMPT_NAMES = ("reader", "refine", "queries")
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import HumanMessage
 
-from lme_bench.backends.entry_types import ContextHit, EntryHit, SearchResult
 from lme_bench.backends.hit_search import EntrySearch
 from lme_bench.config.settings import QaSettings
 from lme_bench.dataset.views import QuestionView
+from lme_bench.entries.models import ContextHit, EntryHit, SearchResult
 from lme_bench.providers.calls import CountedModel, text_of
 from lme_bench.qa.reader import Gathered, QaPrompts, entries_text, reader_prompt
 

@@ -33,7 +33,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from lme_bench.backends.entry_types import Memory, NewEntry
+from lme_bench.entries.models import Memory, NewEntry
 from lme_bench.reference_memory.store import EmbeddedStore, NotFoundError
 from lme_bench.reference_memory.tool_args import (
     CONTEXT_MAX,

@@ -21,7 +21,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from lme_bench.backends.entry_types import (
+from lme_bench.common.sqlite_writes import immediate, keep_open, write_lock
+from lme_bench.embeddings import Embedder
+from lme_bench.entries.models import (
     ContextHit,
     Entry,
     EntryHit,
@@ -30,8 +32,6 @@ from lme_bench.backends.entry_types import (
     SearchResult,
     Vault,
 )
-from lme_bench.common.sqlite_writes import immediate, keep_open, write_lock
-from lme_bench.embeddings import Embedder
 from lme_bench.reference_memory.hybrid import EMBEDDINGS_SCHEMA, Searcher
 from lme_bench.reference_memory.search_index import MemoryIndexes
 

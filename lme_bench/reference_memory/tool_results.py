@@ -11,7 +11,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from lme_bench.backends.entry_types import Entry, Memory
+from lme_bench.entries.models import Entry, Memory
 
 PROMPT_TYPES = ("chat",)
 _PROMPT_FILES = (

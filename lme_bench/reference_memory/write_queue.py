@@ -20,7 +20,7 @@ import logging
 from collections import deque
 from dataclasses import dataclass, field
 
-from lme_bench.backends.entry_types import NewEntry
+from lme_bench.entries.models import NewEntry
 from lme_bench.reference_memory.store import EmbeddedStore
 
 log = logging.getLogger(__name__)

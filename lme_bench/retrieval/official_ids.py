@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from lme_bench.backends.entry_types import EntryHit
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import SessionKeyMap
+from lme_bench.entries.models import EntryHit
 from lme_bench.metrics.ranking_metrics import (
     is_evidence,
     official_session_id,

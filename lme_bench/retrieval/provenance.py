@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from lme_bench.backends.entry_types import EntryHit
 from lme_bench.backends.protocol import Capability, MemorySystem
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import SessionKeyMap
+from lme_bench.entries.models import EntryHit
 
 Provenance = Literal["exact", "attributed", "none"]
 MIN_SHARE = 0.5  # an attributed hit shares at least half its words with the turn it maps to

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from lme_bench.backends.embedded import EmbeddedBackend
-from lme_bench.backends.entry_memory import EntryMemory
 from lme_bench.backends.entry_system import open_backend
-from lme_bench.backends.entry_types import NewEntry
 from lme_bench.backends.mycelian_mcp import MAX_TOP_KE, McpBackend
 from lme_bench.config.settings import Settings, load_settings
+from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.entries.models import NewEntry
 from lme_bench.run.steps import evaluate_question, ingest_question, plan_run, prepare_questions
 from tests.conformance.harness import RUN_ID, unique_title
 from tests.conformance.servers import HttpServer, stdio_settings

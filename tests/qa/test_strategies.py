@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from lme_bench.backends.embedded import EmbeddedBackend
-from lme_bench.backends.entry_types import ContextHit, EntryHit, SearchResult
 from lme_bench.config.settings import QaSettings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
+from lme_bench.entries.models import ContextHit, EntryHit, SearchResult
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.raw import ingest_raw
 from lme_bench.providers.calls import CountedModel

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.backends.entry_types import NewEntry
 from lme_bench.backends.mcp_session import McpSession, MemoryConnectionError
 from lme_bench.backends.mycelian_mcp import McpBackend
+from lme_bench.entries.models import NewEntry
 from lme_bench.reference_memory.store import EmbeddedStore
 from tests.conformance.servers import HttpServer
 
@@ -75,7 +75,7 @@ _WRITER = textwrap.dedent(
     """
     import sys
     from lme_bench.reference_memory.store import EmbeddedStore
-    from lme_bench.backends.entry_types import NewEntry
+    from lme_bench.entries.models import NewEntry
     path, name, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = EmbeddedStore(path)
     vault = store.get_or_create_vault("shared")

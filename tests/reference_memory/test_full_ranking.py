@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.backends.entry_types import EntryHit, NewEntry
 from lme_bench.embeddings import HashingEmbedder
+from lme_bench.entries.models import EntryHit, NewEntry
 from lme_bench.reference_memory.store import EmbeddedStore
 
 TEXTS = [

@@ -13,7 +13,6 @@ import pytest
 
 from lme_bench import embeddings
 from lme_bench.backends.entry_system import open_backend
-from lme_bench.backends.entry_types import NewEntry
 from lme_bench.config.settings import ConfigError, load_settings
 from lme_bench.embeddings import (
     HASHING,
@@ -23,6 +22,7 @@ from lme_bench.embeddings import (
     Vectors,
     load_embedder,
 )
+from lme_bench.entries.models import NewEntry
 from lme_bench.reference_memory import hybrid
 from lme_bench.reference_memory.hybrid import fuse, normalise
 from lme_bench.reference_memory.store import EmbeddedStore

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.backends.entry_types import NewEntry
+from lme_bench.entries.models import NewEntry
 from lme_bench.reference_memory.store import EmbeddedStore, NotFoundError
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.backends.entry_types import NewEntry
+from lme_bench.entries.models import NewEntry
 from lme_bench.reference_memory.store import EmbeddedStore
 from lme_bench.reference_memory.write_queue import QueueFullError, Write, WriteQueue
 

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from lme_bench.backends.entry_types import EntryHit
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
+from lme_bench.entries.models import EntryHit
 from lme_bench.retrieval.official_ids import corpus_session_ids, corpus_turn_ids, evaluate_retrieval
 from tests.factories import make_question
 

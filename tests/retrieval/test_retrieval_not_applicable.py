@@ -10,10 +10,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from lme_bench.backends.entry_types import EntryHit
 from lme_bench.config.settings import load_settings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import session_keys
+from lme_bench.entries.models import EntryHit
 from lme_bench.metrics.ranking_metrics import score_ranking
 from lme_bench.report.run_report import headline
 from lme_bench.report.summary import summary_markdown

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from lme_bench.backends.entry_types import Entry, NewEntry, SearchResult
+from lme_bench.entries.models import Entry, NewEntry, SearchResult
 
 
 class EntryMemory(Protocol):
