@@ -24,7 +24,7 @@ from lme_bench.backends.protocol import (
     Usage,
 )
 from lme_bench.config.settings import ConfigError, MemorySettings, Settings
-from lme_bench.embeddings import load_embedder
+from lme_bench.embeddings import embedding_counts, load_embedder
 from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.entries.models import EntryHit, NewEntry
 
@@ -157,7 +157,10 @@ class EntryMemorySystem:
         raise NotImplementedError(f"{self.name}: Mycelian's tool surface has no delete")
 
     def usage(self) -> Usage:
-        return Usage()  # raw entries: the store makes no model calls of its own
+        # No model calls; the embedded store's embeddings (dense, hybrid: rows and queries).
+        searcher = getattr(getattr(self.entry_memory, "store", None), "searcher", None)
+        counts = embedding_counts(getattr(searcher, "embedder", None))
+        return Usage(embedding_calls=counts.calls, embedded_texts=counts.texts)
 
     async def close(self) -> None:
         await self.entry_memory.close()

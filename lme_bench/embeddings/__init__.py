@@ -1,4 +1,8 @@
-"""Text embedders for dense and hybrid search (see `models`), shared by every backend and store."""
+"""Text embedders for dense and hybrid search, shared by every backend and store.
+
+`models`: the embedders themselves; `shared`: one model per process with a bounded vector cache,
+handed to each caller as a view that counts its own calls (`load_embedder`).
+"""
 
 from lme_bench.embeddings.models import (
     HASHING,
@@ -9,21 +13,35 @@ from lme_bench.embeddings.models import (
     MissingExtraError,
     SentenceTransformerEmbedder,
     Vectors,
-    load_embedder,
+    make_embedder,
     pack,
     unpack,
+)
+from lme_bench.embeddings.shared import (
+    CountingEmbedder,
+    EmbeddingCounts,
+    SharedModel,
+    embedding_counts,
+    load_embedder,
+    process_totals,
 )
 
 __all__ = [
     "HASHING",
     "INSTALL_HINT",
     "MINILM",
+    "CountingEmbedder",
     "Embedder",
+    "EmbeddingCounts",
     "HashingEmbedder",
     "MissingExtraError",
     "SentenceTransformerEmbedder",
+    "SharedModel",
     "Vectors",
+    "embedding_counts",
     "load_embedder",
+    "make_embedder",
     "pack",
+    "process_totals",
     "unpack",
 ]

@@ -7,6 +7,7 @@ Every embedder returns one L2-normalised vector per text, so a dot product is a 
   weights: nothing is downloaded at run time (HF_HUB_OFFLINE and TRANSFORMERS_OFFLINE are forced).
   Needs the optional extra `lme-bench[dense]`; it is imported only when a store first embeds, and
   loaded once per process. Inputs longer than 256 word pieces are truncated by the model.
+  Speed on 2 CPU cores: benchmarks/embedding_speed.py and benchmarks/README.md.
 - a local sentence-transformers model directory, given by path (same extra).
 - `hashing-trigram-256`: `HashingEmbedder`, hashed words and character trigrams, no dependencies.
   A deterministic test double that lets CI exercise the fusion logic without torch; it catches
@@ -44,7 +45,7 @@ HASHING = "hashing-trigram-256"
 INSTALL_HINT = (
     "dense search needs the optional extra: pip install 'lme-bench[dense]' (install the CPU torch"
     " first: pip install torch --index-url https://download.pytorch.org/whl/cpu; or `make"
-    ' install-dense`), or set [memory] search = "bm25"'
+    ' install-dense`), or set [memory.params] search = "bm25"'
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -173,8 +174,9 @@ def _require(*modules: str) -> None:
         raise MissingExtraError(f"{INSTALL_HINT} (not importable: {', '.join(missing)})")
 
 
-def load_embedder(name: str) -> Embedder:
-    """The embedder a `[memory] embedding_model` names; cheap: models load at first use.
+def make_embedder(name: str) -> Embedder:
+    """A new embedder for a `[memory] embedding_model` name; cheap: models load at first use.
+    Callers want `load_embedder` (shared.py): the process's one model, cached and counted.
 
     Raises MissingExtraError (a ConfigError) when the `dense` extra is not installed, and
     ConfigError for a name that is neither a known model nor a model directory.

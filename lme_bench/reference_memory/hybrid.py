@@ -224,9 +224,11 @@ class Searcher:
             raise ValueError(f"alpha must be within [0, 1], got {alpha}")
         self.mode, self.alpha = mode, alpha
         # load_embedder is cheap (the model loads at the first embed) and fails early without
-        # the extra; a bm25 searcher never touches an embedder.
+        # the extra; a bm25 searcher never touches an embedder. `embedder` counts its calls.
+        self.embedder: Embedder | None = None
         if mode != "bm25":
-            self.dense = DenseIndexes(EmbeddingCache(embedder or load_embedder(MINILM)))
+            self.embedder = embedder or load_embedder(MINILM)
+            self.dense = DenseIndexes(EmbeddingCache(self.embedder))
 
     def rank(
         self,
