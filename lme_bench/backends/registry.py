@@ -21,10 +21,10 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from lme_bench.backends.names import BUILT_IN, registered, unknown_backend
 from lme_bench.backends.config_hints import import_hint, params_problems
 from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
 from lme_bench.common.code_digest import closure_digest
+from lme_bench.config.backend_names import BUILT_IN, registered, unknown_backend
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.embeddings import load_embedder
 

@@ -28,7 +28,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from lme_bench.backends.names import unknown_backend
+from lme_bench.config.backend_names import unknown_backend
 from lme_bench.config.run_section import STAGES, CacheSettings, LimitSettings, RunSettings, Stage
 
 _toml_data: ContextVar[dict[str, Any]] = ContextVar("lme_toml_data", default={})  # noqa: B039

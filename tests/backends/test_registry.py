@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from lme_bench.backends.entry_system import EmbeddedSystem
-from lme_bench.backends.names import ENTRY_POINT_GROUP
 from lme_bench.backends.registry import (
     backend_class,
     backend_data_dir,
     backend_params,
     backend_source_digest,
 )
+from lme_bench.config.backend_names import ENTRY_POINT_GROUP
 from lme_bench.config.settings import ConfigError, Settings
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "example_backend.py"

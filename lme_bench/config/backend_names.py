@@ -1,4 +1,6 @@
-"""The built-in backends by name, and the entry-point group plugins register under."""
+"""The backend names a config may give: the built-in ones (each a 'module:Class' the registry
+imports only when it builds one), those registered under the entry-point group, and any
+'module:Class'. Settings validation checks names here without importing a backend."""
 
 from __future__ import annotations
 

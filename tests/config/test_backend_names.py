@@ -1,0 +1,38 @@
+"""The backend names settings accept are checked without importing a backend, and each built-in
+name leads the registry to the backend of that name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from lme_bench.backends.registry import backend_class
+from lme_bench.config.backend_names import BUILT_IN, unknown_backend
+from lme_bench.config.settings import Settings
+
+
+@pytest.mark.parametrize("name", sorted(BUILT_IN))
+def test_each_built_in_name_is_the_backend_of_that_name(name: str) -> None:
+    assert unknown_backend(name) is None
+    assert backend_class(name).name == name
+
+
+def test_an_unknown_name_is_refused_with_the_names_that_would_do() -> None:
+    problem = unknown_backend("cloud")
+    assert problem is not None
+    assert all(name in problem for name in BUILT_IN)
+    assert unknown_backend("my_package.memory:Notes") is None  # checked when it is built
+
+
+def test_checking_a_name_imports_no_backend() -> None:
+    code = (
+        "import sys\n"
+        "from lme_bench.config.settings import Settings\n"
+        "Settings(memory={'backend': 'mem0'})\n"
+        "print(sorted(m for m in sys.modules if m.startswith('lme_bench.backends')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    assert Settings(memory={"backend": "mem0"}).memory.backend == "mem0"
