@@ -7,6 +7,7 @@ comma-separated)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -205,14 +206,40 @@ def _retrieval_section(summary: dict[str, Any]) -> str:
         ]
         header = ["question type", "questions", *(metric_label(m) for m in SHOWN_METRICS)]
         parts.append(_table(header, rows))
-    parts.append(f"<p>{escape(summary['note'])}</p>")
+    parts.append(f"<p>{_code(summary['note'])}</p>")
     return "".join(parts)
 
 
+def _code(text: str) -> str:
+    """Escaped text with `quoted` names set as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
+# Shown only when not zero: retries by cause, caps and timeouts, the memory agent's own counts.
+_QUIET_WHEN_ZERO = frozenset(
+    {
+        "retries_throttled",
+        "retries_timeout",
+        "retries_connection",
+        "retries_server",
+        "capped_replies",
+        "timeouts",
+        "dropped_tool_calls",
+        "resumed_sessions",
+    }
+)
+_AGENT_ONLY = frozenset({"llm_calls_per_turn", "input_tokens", "output_tokens", "tool_calls"})
+
+
 def _ingestion_rows(ingestion: dict[str, Any]) -> list[tuple[str, str]]:
-    """The ingestion totals worth a line, in words, with formatted numbers."""
+    """The ingestion totals worth a line, in words, with formatted numbers: zero counts of
+    rare events and the memory agent's figures in a run without one are left out."""
     rows = []
     for key, value in ingestion.items():
+        if key in _QUIET_WHEN_ZERO and not value:
+            continue
+        if key in _AGENT_ONLY and not ingestion.get("llm_calls"):
+            continue
         if key == "modes":
             rows.append((label(key), words(value, MODES)))
         elif key == "seconds":

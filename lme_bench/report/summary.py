@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lme_bench.report.labels import PROVENANCE, count, digest_words, seconds, words
+from lme_bench.report.labels import PROVENANCE, count, digest_words, metric_label, seconds, words
 from lme_bench.results.summary import not_applicable
 from lme_bench.retrieval.official_ids import GRANULARITIES
 
@@ -137,7 +137,9 @@ def summary_markdown(summary: dict[str, Any], title: str) -> str:
             lines += ["No figures: retrieval is not applicable to any question (see above).", ""]
             continue
         lines += [
-            "| question type | n | " + " | ".join(SHOWN_METRICS) + " |",
+            "| question type | questions | "
+            + " | ".join(metric_label(m) for m in SHOWN_METRICS)
+            + " |",
             "|---|---:|" + "---:|" * len(SHOWN_METRICS),
         ]
         for row in summary_table(summary, granularity):
