@@ -40,10 +40,14 @@ def import_hint(module_name: str, error: ImportError) -> str:
         return ""
     if module_name == missing or module_name.startswith(f"{missing}."):
         as_file = Path(*module_name.split(".")).with_suffix(".py")
-        found = f" ({as_file} is here: name it as a file)" if as_file.is_file() else ""
+        if as_file.is_file():  # the `lme-bench` command does not look in the current folder
+            return (
+                f". {as_file} is in the current folder, which is not on the import path: name"
+                f" the file ('{as_file}:Class') or run with PYTHONPATH=. set"
+            )
         return (
-            f". Is the folder holding {module_name!r} on PYTHONPATH? Run lme-bench from that"
-            f" folder, or name the file instead: 'path/to/{as_file.name}:Class'{found}"
+            f". Is the folder holding {module_name!r} on PYTHONPATH (e.g. PYTHONPATH=path/to/folder"
+            f" lme-bench run ...)? Or name the file instead: 'path/to/{as_file.name}:Class'"
         )
     return (
         f". {module_name!r} imports {missing!r}, which is not installed in this environment:"
