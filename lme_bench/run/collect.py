@@ -21,7 +21,7 @@ from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.qa.stage import unanswered_row
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
-from lme_bench.run.failure_origin import log_failure, with_origin
+from lme_bench.run.failure_origin import log_failure, raised_at, with_origin
 from lme_bench.run.finish import RunResults
 from lme_bench.run.steps import StageFailed, error_rows
 
@@ -113,6 +113,7 @@ class RunCollector:
         self.stages = settings.stages
         self.existing = existing_hypotheses or {}
         self.failed: dict[str, str] = {}
+        self._traceback_of: dict[tuple[str, str | None], str] = {}  # failure -> first question
         self._outcomes: dict[int, IngestOutcome] = {}
         self._retrieval: dict[int, list[RetrievalRow]] = {}
         self._hypotheses: dict[int, HypothesisRow] = {}
@@ -145,7 +146,15 @@ class RunCollector:
             return
         self.failed[question_id] = error_text(error)
         if isinstance(error, BaseException) and not isinstance(error, StageFailed | RunStopped):
-            log_failure(_log, f"question {question_id} failed: {self.failed[question_id]}", error)
+            message = f"question {question_id} failed: {self.failed[question_id]}"
+            # one traceback per kind of failure: the questions after the first point to it
+            first = self._traceback_of.setdefault(
+                (type(error).__name__, raised_at(error)), question_id
+            )
+            if first == question_id:
+                log_failure(_log, message, error)
+            else:
+                _log.error("%s (traceback as for question %s)", message, first)
 
     def finished(self, done: Done) -> list[Job]:
         """Record a finished job; the jobs that follow it."""

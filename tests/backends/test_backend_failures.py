@@ -97,3 +97,23 @@ def test_the_traceback_is_logged_once(tmp_path: Path, pickled: bool) -> None:
     assert text.count("Traceback (most recent call last)") == 1, text
     assert text.count('raise RuntimeError("the index is gone")') == 1, text
     assert f"question {refs[0].question_id} failed: RuntimeError: the index is gone (at " in text
+
+
+def test_questions_failing_alike_share_one_traceback(tmp_path: Path) -> None:
+    refs = select_questions(prepare_dataset(bundled_sample(), tmp_path / "cache"), limit=2)
+    collector = RunCollector(refs, _retrieval_batch(tmp_path, "Broken").settings)
+    lines = _Lines()
+    show_tracebacks_once([lines])
+    logging.getLogger().addHandler(lines)
+    try:
+        for index, ref in enumerate(refs):
+            (outcome,) = _retrieval_batch(tmp_path, "Broken").run()
+            assert outcome.error is not None
+            location = MemoryLocation(ref.question_id, "", "memory-1", 0)
+            collector.finished(Done(IngestJob(index, location), None, outcome.error))
+    finally:
+        logging.getLogger().removeHandler(lines)
+    text = "\n".join(lines.lines)
+    assert text.count("Traceback (most recent call last)") == 1, text
+    assert f"question {refs[1].question_id} failed: RuntimeError: the index is gone" in text
+    assert f"(traceback as for question {refs[0].question_id})" in text
