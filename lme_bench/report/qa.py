@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lme_bench.dataset.models import QUESTION_TYPES
 from lme_bench.providers.calls import calls_text
-from lme_bench.report.labels import count, counted, interval_text, percent
+from lme_bench.report.labels import attribution, count, interval_text, percent
 from lme_bench.results.qa_records import Figures, JudgeRecord, QaReport
 
 
@@ -46,8 +46,10 @@ def _judge_table(name: str, judge: JudgeRecord) -> list[str]:
             f"out of every figure: {shown}{more}.",
             "",
         ]
-    causes = counted(dict(sorted(judge["attribution"].items())))
-    lines += [f"Attribution: {causes}; {calls_text(judge)}.", ""]
+    causes = ", ".join(
+        f"{attribution(k)} {count(v)}" for k, v in sorted(judge["attribution"].items())
+    )
+    lines += [f"Attribution: {causes or 'none'}; {calls_text(judge)}.", ""]
     if judge["kind"] == "llm":
         readable = judge["readable_only"]
         lines += [

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.report.labels import SMALL_SAMPLE, dollars, interval_text, percent, seconds
+from lme_bench.report.qa import qa_markdown
 from lme_bench.report.run_report import run_markdown
 from lme_bench.results.memory_identity import memory_identity, params_digest
+from lme_bench.results.qa_scores import qa_summary
 from lme_bench.results.summary import search_latency, summarize_retrieval
 from lme_bench.retrieval.official_ids import RetrievalRow
-from tests.html_report_data import write_sample_report
+from tests.html_report_data import CASES, _hypothesis, _score, write_sample_report
 
 MEM0_PARAMS = {"collection": "lme", "top_k": 20}
 
@@ -140,3 +142,17 @@ def test_summary_md_names_the_memory_system_and_its_calls() -> None:
     assert "search latency: p50 12 ms" in memory
     assert "## Ingestion: raw (every turn stored verbatim)" in markdown
     assert "4,321 turns in 2 min 5 s" in markdown
+
+
+def test_summary_md_qa_flags_small_samples_and_names_causes_in_words() -> None:
+    hypotheses = [_hypothesis(q) for q in CASES]
+    scores = [_score(q) for q in CASES]
+    types = {q: t for q, (t, *_) in CASES.items()}
+    markdown = qa_markdown(qa_summary(scores, hypotheses, types))
+    assert "| overall | 33.3% | 1 / 3 | " in markdown and f"({SMALL_SAMPLE}, n = 3) |" in markdown
+    assert f"| single-session-user | 100.0% | 1 / 1 | no spread ({SMALL_SAMPLE}, n = 1) |" in (
+        markdown
+    )
+    assert not re.search(r"(\d+\.\d%) to \1", markdown)
+    assert "wrong though the evidence was retrieved 1" in markdown
+    assert "retrieved-not-answered" not in markdown
