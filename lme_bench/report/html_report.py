@@ -276,9 +276,16 @@ def _cost_section(summary: dict[str, Any]) -> str:
     return "<h2>Calls and cost</h2>" + "".join(parts)
 
 
-def _about(title: str, summary: dict[str, Any], primary: str | None) -> str:
-    """What the run was: the memory system, its search and how fast, who judged."""
+def _about(summary: dict[str, Any], views: Sequence[QuestionView], primary: str | None) -> str:
+    """What the run was: the memory system, its search and how fast, how it was fed, which
+    model answered and who judged."""
     facts = memory_facts(summary)
+    modes = (summary.get("ingestion") or {}).get("modes")
+    if modes:
+        facts.insert(1, ("ingestion", words(modes, MODES)))
+    models = sorted({v.hypothesis.qa_model for v in views if v.hypothesis is not None})
+    if models:
+        facts.append(("answering model", words(models)))
     if primary is not None:
         facts.append(("primary judge", primary))
     return "<h2>What ran</h2>" + _facts(facts)
@@ -315,7 +322,7 @@ def render_report(
     body = [
         f"<h1>{escape(title)}</h1>",
         banner,
-        _about(title, summary, primary),
+        _about(summary, views, primary),
         _chart(summary, primary),
         _qa_section(summary["qa"]) if summary.get("qa") else "",
         _retrieval_section(summary),
