@@ -4,6 +4,9 @@ no hit can map to the haystack (lme_bench.retrieval.provenance)."""
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
+
 from lme_bench.backends.hit_search import entry_search
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings
@@ -24,7 +27,9 @@ async def evaluate_question(
     try:
         search = entry_search(system, instance.question_date)
         await search.await_consistency(outcome.memory_id)
+        started = time.perf_counter()
         found = await search.search(outcome.memory_id, instance.question, top_ke=top_k, top_kc=0)
+        searched = time.perf_counter() - started
         provenance = provenance_of(system, settings.retrieval.attribute)
     finally:
         await system.close()
@@ -34,7 +39,7 @@ async def evaluate_question(
         unmappable = CONTEXT_ONLY
     elif not hits and found.latest_context:
         unmappable = CONTEXT_ONLY_HIT
-    return evaluate_retrieval(
+    rows = evaluate_retrieval(
         instance,
         keys,
         hits,
@@ -43,3 +48,4 @@ async def evaluate_question(
         depth=len(hits),
         unmappable=unmappable,
     )
+    return [replace(row, search_seconds=searched) for row in rows]
