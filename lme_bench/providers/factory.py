@@ -164,7 +164,7 @@ def build_chat_model(
     """The LangChain chat model for `spec`, every request capped at `max_tokens` output tokens;
     the SDK's own retries are off (ours handle them)."""
     from lme_bench.providers.fake import ScriptedChatModel
-    from lme_bench.providers.fake_policies import POLICIES
+    from lme_bench.providers.fake_policies import fake_policy, policy_names
 
     if max_tokens is None:
         raise ProviderConfigError(f"[models] {spec.role}: every request needs an output cap")
@@ -172,9 +172,9 @@ def build_chat_model(
     if models.temperature is not None:
         common["temperature"] = models.temperature
     if spec.kind == "fake":
-        policy = POLICIES.get(spec.model)
+        policy = fake_policy(spec.model)
         if policy is None:
-            known = ", ".join(sorted(POLICIES))
+            known = ", ".join(policy_names())
             raise ProviderConfigError(
                 f"[models] {spec.role}: unknown fake model {spec.model!r} ({known})"
             )

@@ -3,8 +3,6 @@
 fake:echo         replies with the last message's text
 fake:note-taker   a rule-based memory agent: add_entry for each observed user message,
                   put_context when one is due and at session end (keeps runs key-free)
-fake:kg-note-taker  a rule-based memory agent for a knowledge-graph server's own tools: an
-                  entity per session holding its user messages (providers/fake_kg.py)
 fake:prose-only   a memory agent that answers in prose and never calls a tool (as small models
                   often do): its memory stays empty
 fake:clumsy-tools a memory agent none of whose tool calls can be used: per message an unknown
@@ -17,13 +15,19 @@ fake:yes          answers "yes" (a judge that accepts everything)
 fake:unreliable-judge  as match-judge, but for three questions in ten (picked by a hash of the
                   question) replies with nothing, garbage or a refusal, and for one in ten
                   fails the call (judge fault tests)
+
+Fakes that script one backend's own prompts live beside that backend's adapter and are looked
+up by name when first used (BACKEND_POLICIES), so this package never imports the backends:
+fake:kg-note-taker  a rule-based memory agent for a knowledge-graph server's own tools: an
+                  entity per session holding its user messages (backends/mcp_tools_fake_agent.py)
 fake:langmem-extractor  LangMem's memory manager: one Memory per user message of the session
-fake:graphiti-extractor  answers Graphiti's JSON requests from the prompt's text (fake_graphiti)
+fake:graphiti-extractor  answers Graphiti's JSON requests from the prompt's text
 fake:mem0-extractor  mem0's fact extraction: one memory per sentence the user wrote
 """
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import re
 import zlib
@@ -33,10 +37,6 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from lme_bench.metrics.answer_text import normalize
 from lme_bench.providers.fake import echo_last_message
-from lme_bench.providers.fake_graphiti import graphiti_extractor
-from lme_bench.providers.fake_kg import KG_NOTE_TAKER
-from lme_bench.providers.fake_langmem import langmem_extractor
-from lme_bench.providers.fake_mem0 import mem0_extractor
 
 _ids = itertools.count()
 _OBSERVED = re.compile(
@@ -172,10 +172,11 @@ def yes(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content="yes")
 
 
-POLICIES: dict[str, Callable[[list[BaseMessage]], AIMessage]] = {
+Policy = Callable[[list[BaseMessage]], AIMessage]
+
+POLICIES: dict[str, Policy] = {
     "echo": echo_last_message,
     "note-taker": note_taker,
-    "kg-note-taker": KG_NOTE_TAKER,
     "prose-only": prose_only,
     "clumsy-tools": clumsy_tools,
     "dont-know": dont_know,
@@ -183,7 +184,26 @@ POLICIES: dict[str, Callable[[list[BaseMessage]], AIMessage]] = {
     "match-judge": match_judge,
     "yes": yes,
     "unreliable-judge": unreliable_judge,
-    "langmem-extractor": langmem_extractor,
-    "graphiti-extractor": graphiti_extractor,
-    "mem0-extractor": mem0_extractor,
 }
+BACKEND_POLICIES: dict[str, str] = {  # name -> "module:attribute", imported on first use
+    "kg-note-taker": "lme_bench.backends.mcp_tools_fake_agent:KG_NOTE_TAKER",
+    "langmem-extractor": "lme_bench.backends.langmem_fake_model:langmem_extractor",
+    "graphiti-extractor": "lme_bench.backends.graphiti_fake_model:graphiti_extractor",
+    "mem0-extractor": "lme_bench.backends.mem0_fake_model:mem0_extractor",
+}
+
+
+def policy_names() -> list[str]:
+    """Every name `fake:<name>` accepts, sorted."""
+    return sorted({*POLICIES, *BACKEND_POLICIES})
+
+
+def fake_policy(name: str) -> Policy | None:
+    """The policy `fake:<name>` answers with, or None when no policy has that name."""
+    if name in POLICIES:
+        return POLICIES[name]
+    if name not in BACKEND_POLICIES:
+        return None
+    module_name, _, attribute = BACKEND_POLICIES[name].partition(":")
+    found: Policy = getattr(importlib.import_module(module_name), attribute)
+    return found

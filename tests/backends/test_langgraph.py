@@ -16,11 +16,11 @@ pytest.importorskip("langmem", reason="needs the langgraph extra (make install-a
 
 from lme_bench.backends.langgraph_store import LangGraphSystem, LangMemSystem
 from lme_bench.backends.langgraph_stores import DATABASE_NAME
+from lme_bench.backends.langmem_fake_model import user_messages
 from lme_bench.backends.protocol import Capability, Hit, MemorySystem, Session, Turn
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.conformance import MemorySystemConformance
-from lme_bench.providers.fake_langmem import user_messages
 
 T = TypeVar("T")
 QUESTION_DATE = "2023/09/01 (Fri) 12:00"

@@ -22,7 +22,7 @@ from lme_bench.config.settings import load_settings
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.providers.accounted_chat import AccountedChatModel
 from lme_bench.providers.fake import ScriptedChatModel
-from lme_bench.providers.fake_policies import POLICIES
+from lme_bench.providers.fake_policies import fake_policy
 from lme_bench.run.steps import (
     answer_question,
     bundled_sample,
@@ -65,7 +65,7 @@ def test_nothing_gold_reaches_the_system_or_its_model(
     params, policy, module = BACKENDS[backend]
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"the {backend} extra is not installed (make install-all)")
-    model = ScriptedChatModel(script=[POLICIES[policy]])
+    model = ScriptedChatModel(script=[fake_policy(policy)])
     log: list[Any] = []
     opened = registry.open_system  # the stages' own, wrapped to record what they hand over
 

@@ -20,6 +20,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from lme_bench.agent.tool_prompts import tool_prompts
+from lme_bench.backends.mcp_tools_fake_agent import KG_NOTE_TAKER, kg_note_taker
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.dataset.loader import iter_questions
@@ -30,7 +31,6 @@ from lme_bench.ingest.fingerprint import ingest_fingerprint
 from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.fake import ScriptedChatModel, ToolPolicy
-from lme_bench.providers.fake_kg import KG_NOTE_TAKER, kg_note_taker
 from lme_bench.providers.retry import RetryPolicy
 from lme_bench.run.estimate import estimate_run
 from lme_bench.run.steps import (
