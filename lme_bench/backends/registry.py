@@ -76,7 +76,9 @@ def backend_class(name: str) -> type[MemorySystem]:
     problem = unknown_backend(name)
     if problem is not None:
         raise ConfigError(f"[memory] backend: {problem}")
-    return _load(BUILT_IN.get(name) or registered().get(name) or name, where)
+    if name in BUILT_IN or ":" in name:  # no scan of the installed packages' entry points
+        return _load(BUILT_IN.get(name, name), where)
+    return _load(registered().get(name) or name, where)
 
 
 def backend_source_digest(name: str) -> str:
