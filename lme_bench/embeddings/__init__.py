@@ -22,6 +22,7 @@ from lme_bench.embeddings.shared import (
     EmbeddingCounts,
     SharedModel,
     embedding_counts,
+    forget_vectors,
     load_embedder,
     process_totals,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "SharedModel",
     "Vectors",
     "embedding_counts",
+    "forget_vectors",
     "load_embedder",
     "make_embedder",
     "pack",

@@ -84,6 +84,11 @@ class SharedModel:
             self.totals = self.totals + cost
         return [found[k] for k in keys], cost
 
+    def forget(self) -> None:
+        """Drop every cached vector (the counts stay)."""
+        with self._lock:
+            self._vectors.clear()
+
     def _remember(self, fresh: dict[bytes, Any]) -> None:
         if not self.capacity:
             return
@@ -168,3 +173,12 @@ def process_totals() -> dict[str, EmbeddingCounts]:
     """Every shared model's counts in this process, by model name."""
     with _shared_lock:
         return {name: shared.totals for name, shared in _shared.items()}
+
+
+def forget_vectors() -> None:
+    """Empty every shared model's vector cache in this process (benchmarks measuring each
+    backend from a cold cache)."""
+    with _shared_lock:
+        models = list(_shared.values())
+    for shared in models:
+        shared.forget()

@@ -69,6 +69,9 @@ def test_the_cache_is_bounded_least_recently_used_first() -> None:
     assert len(view.shared) == 2
     view.embed(["one", "two"])
     assert model.batches[-1] == ["two"]
+    view.shared.forget()
+    view.embed(["one"])
+    assert len(view.shared) == 1 and model.batches[-1] == ["one"]
     with pytest.raises(ValueError, match="capacity"):
         SharedModel(model, capacity=-1)
 
