@@ -14,6 +14,7 @@
 #   LME_BENCH      the command that runs the new code (default: this tree's .venv/bin/lme-bench)
 #   PYTHON         the Python that runs compare_runs.py (default: this tree's .venv/bin/python)
 #   ONLY           only these names: NAME,NAME,...
+#   COMPARE_ONLY   1: compare the runs already in AFTER_ROOT, run nothing
 #
 # Exit status: 0 when every pair is the same, 1 when a run fails or a pair differs.
 set -u -o pipefail
@@ -40,17 +41,19 @@ while IFS=$'\t' read -r name config base_folder; do
   after_config=$config
   [[ -f $after_configs/$name.toml ]] && after_config=$after_configs/$name.toml
   results_dir=$after_root/$name
-  rm -rf -- "${results_dir:?}"  # a stale folder would resume, not rerun
   echo "== $name: $after_config"
-  if ! (cd "$repo" && $lme_bench run "$after_config" --results-dir "$results_dir" \
-    --run-id "$name") >"$after_root/$name.log" 2>&1; then
-    echo "   RUN FAILED (log: $after_root/$name.log)"
-    tail -n 5 "$after_root/$name.log" | sed 's/^/   /'
-    failures=$((failures + 1))
-    continue
+  if [[ ${COMPARE_ONLY:-} != 1 ]]; then
+    rm -rf -- "${results_dir:?}" # a stale folder would resume, not rerun
+    if ! (cd "$repo" && $lme_bench run "$after_config" --results-dir "$results_dir" \
+      --run-id "$name") </dev/null >"$after_root/$name.log" 2>&1; then
+      echo "   RUN FAILED (log: $after_root/$name.log)"
+      tail -n 5 "$after_root/$name.log" | sed 's/^/   /'
+      failures=$((failures + 1))
+      continue
+    fi
   fi
   report=$after_root/$name.compare.txt
-  if "$python" "$repo/scripts/compare_runs.py" "$base_folder" "$results_dir/$name" >"$report" 2>&1
+  if "$python" "$repo/scripts/compare_runs.py" "$base_folder" "$results_dir/$name" </dev/null >"$report" 2>&1
   then
     echo "   same (report: $report)"
   else
