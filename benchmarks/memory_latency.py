@@ -25,7 +25,7 @@ from lme_bench.config.settings import McpSettings
 from lme_bench.dataset.generate import generate_dataset
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.dataset.views import make_view
-from lme_bench.ingest.raw import session_entries
+from lme_bench.ingest.as_they_are import session_entries
 from lme_bench.reference_memory.service import MemoryService
 from lme_bench.reference_memory.store import EmbeddedStore
 from lme_bench.run.steps import bundled_sample

@@ -27,7 +27,7 @@ from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.generate import generate_dataset
 from lme_bench.dataset.views import make_view
 from lme_bench.embeddings import load_embedder
-from lme_bench.ingest.raw import session_entries
+from lme_bench.ingest.as_they_are import session_entries
 from lme_bench.reference_memory.store import EmbeddedStore
 from lme_bench.results.summary import summarize_retrieval
 from lme_bench.run.steps import (

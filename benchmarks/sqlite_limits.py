@@ -34,7 +34,7 @@ from support import ROOT
 from lme_bench.dataset.generate import generate_dataset
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.dataset.views import make_view
-from lme_bench.ingest.raw import session_entries
+from lme_bench.ingest.as_they_are import session_entries
 from lme_bench.reference_memory.store import _SCHEMA, new_entry_ids
 
 Row = tuple[str, str, str, str, str, str, str]

@@ -17,9 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.messages import AIMessage
 from pydantic import BaseModel, Field, ValidationError
 
+from lme_bench.agent.prompts import observe_text, session_end_text
+from lme_bench.agent.state import SessionState
 from lme_bench.backends.entry_system import entry_summary
+from lme_bench.config.settings import IngestSettings
+from lme_bench.dataset.views import SessionView
 from lme_bench.entries.models import NewEntry
 
 
@@ -37,6 +42,7 @@ class put_context(BaseModel):
 
 AGENTIC_TOOLS: list[type[BaseModel]] = [add_entry, put_context]
 CONTEXT_TOOLS: list[type[BaseModel]] = [put_context]
+CONTEXT_ONLY = ("put_context",)
 _SCHEMAS: dict[str, type[BaseModel]] = {tool.__name__: tool for tool in AGENTIC_TOOLS}
 
 UNKNOWN_TOOL = "unknown-tool"
@@ -133,3 +139,45 @@ class SessionWrites:
             "source": "agent",
         }
         self.entries.append(NewEntry(raw_entry=observed.content, summary=summary, tags=tags))
+
+
+class EntryTools:
+    """Our add_entry / put_context as the agent's toolset (session.py): one session's calls
+    buffered in `writes`, stored by the caller when the session ends."""
+
+    def __init__(self, settings: IngestSettings) -> None:
+        self.cap = settings.max_tool_calls_per_turn
+        self.allowed = ("add_entry", "put_context") if settings.mode == "agentic" else CONTEXT_ONLY
+        self.writes = SessionWrites()
+
+    @property
+    def context(self) -> str | None:
+        """The context document the agent last wrote in this session, if any."""
+        return self.writes.context
+
+    def observe_text(
+        self, session: SessionView, index: int, state: SessionState, context_due: bool
+    ) -> str:
+        turn = session.turns[index]
+        return observe_text(
+            session_date=session.date,
+            turn_number=index + 1,
+            turns=len(session.turns),
+            role=turn.role,
+            content=turn.content,
+            context=state["context"],
+            window=state["window"],
+            context_due=context_due,
+        )
+
+    def end_text(self, session: SessionView, state: SessionState) -> str:
+        return session_end_text(session.date, state["context"])
+
+    async def take(self, reply: AIMessage, observed: Observed | None) -> None:
+        self.writes.apply(
+            [dict(call) for call in reply.tool_calls],
+            observed,
+            cap=self.cap,
+            allowed=self.allowed,
+            unparsed=[dict(call) for call in reply.invalid_tool_calls],
+        )

@@ -101,6 +101,8 @@ def entry_hit(hit: EntryHit) -> Hit:
         date=hit.tags.get("session_date") or hit.creation_time,
         session_key=hit.tags.get("session_key"),
         turn_index=int(index) if index.isdigit() else None,
+        role=hit.tags.get("role"),
+        id=hit.entry_id,
     )
 
 

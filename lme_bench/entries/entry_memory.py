@@ -1,4 +1,7 @@
-"""The EntryMemory protocol: the small surface the harness needs from any memory system."""
+"""EntryMemory: Mycelian's tool surface (vaults, memories, entries, context documents) as an
+async protocol. The embedded store and MCP servers with Mycelian's tools speak it; a memory
+system offers it to the stages as its ENTRIES capability (lme_bench.backends.capabilities).
+The contract every memory system meets is lme_bench.backends.protocol.MemorySystem."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Agent ingestion (modes `agentic` and `context-only`): each session through a fresh memory
-agent, its writes stored when the session ends, checkpointed per session.
+"""Agent ingestion (modes `agentic` and `context-only`) into a system with an entry surface: the
+writer of the ingestion loop (loop.py) that runs each session through a fresh memory agent
+(agent/session.py) with our entry tools, its writes stored when the session ends.
 
 Before each session the agent bootstraps from memory once: the latest context and, in agentic
 mode, the newest few entries. Model calls retry inside the session (throttling, 5xx, timeouts);
@@ -16,11 +17,10 @@ from langchain_core.language_models import BaseChatModel
 
 from lme_bench.agent.prompts import AgentPrompts, bootstrap_block, build_prompts
 from lme_bench.agent.session import SessionAgent
-from lme_bench.agent.tools import AGENTIC_TOOLS, CONTEXT_TOOLS
-from lme_bench.common.limits import Limiter, numbered_sessions
-from lme_bench.common.stop_signal import check_stopping
+from lme_bench.agent.tools import AGENTIC_TOOLS, CONTEXT_TOOLS, EntryTools
+from lme_bench.common.limits import Limiter
 from lme_bench.config.settings import IngestSettings
-from lme_bench.dataset.views import QuestionView, SessionView
+from lme_bench.dataset.views import SessionView
 from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.entries.models import NewEntry
 from lme_bench.ingest.checkpoint import Checkpoints
@@ -31,12 +31,14 @@ from lme_bench.providers.retry import RetryPolicy
 from lme_bench.reference_memory.tool_results import default_prompts
 
 
-class AgentIngestor:
-    """Feeds one question's sessions, in date order, through the memory agent."""
+class AgentWriter:
+    """Writes each session through a fresh memory agent with our entry tools (a writer of the
+    ingestion loop, loop.py)."""
 
     def __init__(
         self,
         backend: EntryMemory,
+        vault_id: str,
         model: BaseChatModel,
         settings: IngestSettings,
         checkpoints: Checkpoints,
@@ -44,6 +46,8 @@ class AgentIngestor:
         limiter: Limiter | None = None,
     ) -> None:
         self.backend = backend
+        self.vault_id = vault_id
+        self.mode: str = settings.mode
         self.settings = settings
         self.checkpoints = checkpoints
         self.policy = policy
@@ -52,11 +56,15 @@ class AgentIngestor:
         self.model: Any = model.bind_tools(AGENTIC_TOOLS, tool_choice="auto")
         required = "put_context" if settings.require_context_call else "auto"
         self.context_model: Any = model.bind_tools(CONTEXT_TOOLS, tool_choice=required)
+        self.prompts: AgentPrompts | None = None
 
-    async def prompts(self) -> AgentPrompts:
+    async def start(self, memory_id: str) -> None:
         """The memory system's own prompts when it serves them, else ours; loaded once."""
         served = await self.backend.default_prompts("chat")
-        return build_prompts(served or default_prompts("chat"), self.settings.mode)
+        self.prompts = build_prompts(served or default_prompts("chat"), self.settings.mode)
+
+    async def finish(self, memory_id: str) -> None:
+        return None  # each session is marked done once its writes are stored
 
     async def _store(
         self,
@@ -91,40 +99,44 @@ class AgentIngestor:
             start = "\n\n".join(part for part in (context, block) if part) or None
         return context, start
 
-    async def session(
-        self,
-        question_id: str,
-        index: int,
-        session: SessionView,
-        prompts: AgentPrompts,
-        vault_id: str,
-        memory_id: str,
+    async def _replay(self, memory_id: str, session: SessionView) -> SessionRecord | None:
+        """Store the saved copy of a session whose writes were saved but not confirmed, leaving
+        out entries and a context snapshot the memory already holds; None if nothing was saved
+        (the session is redone)."""
+        saved = self.checkpoints.load(memory_id, session.key, self.mode)
+        if saved is None or saved[0] != "pending":
+            return None
+        _, record, entries, context = saved
+        vault_id = self.vault_id
+        entries = missing(entries, await held_turns(self.backend, vault_id, memory_id))
+        if context is not None and context == await self.backend.get_context(vault_id, memory_id):
+            context = None
+        await self._store(vault_id, memory_id, entries, context, Counter())
+        self.checkpoints.mark_done(memory_id, record)
+        record.resumed = True
+        return record
+
+    async def write(
+        self, question_id: str, index: int, session: SessionView, memory_id: str, pending: bool
     ) -> SessionRecord:
-        mode = self.settings.mode
-        check_stopping()
-        saved = self.checkpoints.load(memory_id, session.key, mode)
-        if saved is not None:
-            state, record, entries, context = saved
-            if state == "pending":  # stored writes not confirmed: write the saved copy again
-                # leaving out entries and a context snapshot the memory already holds
-                entries = missing(entries, await held_turns(self.backend, vault_id, memory_id))
-                if context is not None and context == await self.backend.get_context(
-                    vault_id, memory_id
-                ):
-                    context = None
-                await self._store(vault_id, memory_id, entries, context, Counter())
-                self.checkpoints.mark_done(memory_id, record)
-            record.resumed = True
-            return record
+        if pending:
+            replayed = await self._replay(memory_id, session)
+            if replayed is not None:
+                return replayed
+        assert self.prompts is not None, "start() loads the prompts"
+        prompts, vault_id, mode = self.prompts, self.vault_id, self.mode
         started = time.perf_counter()
         calls: Counter[str] = Counter()
         prior, start_context = await self._bootstrap(vault_id, memory_id, calls)
         account = CallAccount()
         model = CountedModel(self.model, self.policy, account, self.limiter)
         context_model = CountedModel(self.context_model, self.policy, account, self.limiter)
-        agent = SessionAgent(model, prompts, self.settings, session, start_context, context_model)
+        tools = EntryTools(self.settings)
+        agent = SessionAgent(
+            model, prompts, self.settings, session, tools, start_context, context_model
+        )
         run = await agent.run()
-        writes = run.writes
+        writes = tools.writes
         context = writes.context if writes.context and writes.context != prior else None
         record = SessionRecord(
             question_id=question_id,
@@ -160,12 +172,3 @@ class AgentIngestor:
         record.seconds = time.perf_counter() - started
         self.checkpoints.mark_done(memory_id, record)
         return record
-
-    async def ingest(
-        self, question_id: str, view: QuestionView, vault_id: str, memory_id: str
-    ) -> list[SessionRecord]:
-        prompts = await self.prompts()
-        return [
-            await self.session(question_id, i, s, prompts, vault_id, memory_id)
-            for i, s in numbered_sessions(view.sessions)
-        ]

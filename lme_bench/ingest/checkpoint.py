@@ -1,5 +1,5 @@
 """Per-session checkpoints of ingestion, so a retried question resumes where it stopped
-(agent ingestion here; raw ingestion marks its sessions the same way, see raw.py).
+(the ingestion loop, loop.py, and its writers).
 
 A session's buffered writes are saved here before they go to the memory (write-ahead), and the
 session is marked done once they are stored. On a retry: done sessions are skipped, a session

@@ -5,24 +5,24 @@ memory system's own tools when it has no entry surface: ingest/agent_tools.py)."
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from lme_bench.backends.capabilities import entry_memory_of
 from lme_bench.backends.entry_system import vault_title
 from lme_bench.backends.protocol import Capability, MemorySystem, Usage
 from lme_bench.backends.registry import backend_class, open_system
 from lme_bench.common.limits import ThreadSafeSlots, provider_limiter
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.dataset.views import QuestionView, make_view
+from lme_bench.dataset.views import make_view
 from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.ingest.as_they_are import TurnEntries, WholeSessions
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
 from lme_bench.ingest.health import UNCHECKED, entry_memory_health, searched_health
-from lme_bench.ingest.raw import ingest_raw
+from lme_bench.ingest.loop import SessionWriter, feed_sessions
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.ingest.titles import memory_title
-from lme_bench.ingest.whole_sessions import ingest_sessions
 from lme_bench.providers.factory import check_models, model_for, parse_model, problems
 
 
@@ -112,7 +112,7 @@ async def locate_memories(
     A system without an entry surface is not asked what it holds: its count is the sessions
     checkpointed as ingested."""
     system = open_system(settings)
-    entry_memory = _entry_memory(system)
+    entry_memory = entry_memory_of(system)
     # Only a system without an entry surface is counted from the checkpoints (a rerun of a
     # finished run over entries opens no file for writing here).
     checkpoints = _checkpoints(settings) if entry_memory is None else None
@@ -135,13 +135,6 @@ async def locate_memories(
             checkpoints.close()
         await system.close()
     return located
-
-
-def _entry_memory(system: MemorySystem) -> EntryMemory | None:
-    if Capability.ENTRIES not in system.capabilities:
-        return None
-    entry_memory: EntryMemory = getattr(system, "entry_memory")  # noqa: B009
-    return entry_memory
 
 
 async def _items_held(backend: EntryMemory, vault_id: str, memory_id: str) -> int:
@@ -212,7 +205,7 @@ async def _ingest_question(
     title = memory_title(ref.question_id, run_id, settings.run.results_dir)
     checkpoints = _checkpoints(settings)
     try:
-        backend = _entry_memory(system)
+        backend = entry_memory_of(system)
         if location is not None:
             vault_id, memory_id = location.vault_id, location.memory_id
         elif backend is None:
@@ -235,9 +228,11 @@ async def _ingest_question(
             ingestion_id = checkpoints.begin_ingestion(memory_id)
         else:  # the memory as an earlier run's ingestion left it
             ingestion_id = checkpoints.ingestion_id(memory_id)
-        feed = _session_feeder(settings, system, backend, checkpoints, fresh=empty)
+        writer = _session_writer(settings, system, backend, vault_id, checkpoints, fresh=empty)
         turn.done()
-        sessions = await feed(ref.question_id, view, vault_id, memory_id) if feed else []
+        sessions = []
+        if writer is not None:
+            sessions = await feed_sessions(ref.question_id, view, memory_id, checkpoints, writer)
         entries = await backend.count_entries(memory_id) if backend is not None else 0
         if not sessions and await held() == 0:
             raise MissingMemoryError(
@@ -267,43 +262,27 @@ async def _ingest_question(
     )
 
 
-SessionFeeder = Callable[[str, QuestionView, str, str], Awaitable[list[SessionRecord]]]
-
-
-def _session_feeder(
+def _session_writer(
     settings: Settings,
     system: MemorySystem,
     backend: EntryMemory | None,
+    vault_id: str,
     checkpoints: Checkpoints,
     fresh: bool,
-) -> SessionFeeder | None:
-    """What feeds the sessions to the memory: (question id, view, vault id, memory id) ->
-    session records; None when the run reuses an earlier ingestion."""
+) -> SessionWriter | None:
+    """What writes the sessions to the memory; None when the run reuses an earlier ingestion."""
     if "ingest" not in settings.stages:
         return None
-    if backend is None and settings.ingest.mode == "agentic":  # the system's own tools
-        from lme_bench.ingest.agent_tools import ToolAgentIngestor  # LangChain: when used
-
-        model, policy, spec = model_for("agent", settings)
-        limiter = provider_limiter(settings, spec.provider)
-        tool_ingestor = ToolAgentIngestor(
-            system, model, settings.ingest, checkpoints, policy, limiter=limiter
-        )
-        return lambda question_id, view, _vault, memory_id: tool_ingestor.ingest(
-            question_id, view, memory_id
-        )
-    if backend is None:
-        return lambda question_id, view, _vault, memory_id: ingest_sessions(
-            question_id, view, system, memory_id, checkpoints
-        )
     if settings.ingest.mode == "raw":
-        entry_memory = backend
-        return lambda question_id, view, vault_id, memory_id: ingest_raw(
-            question_id, view, entry_memory, vault_id, memory_id, checkpoints, fresh=fresh
-        )
-    from lme_bench.ingest.agent import AgentIngestor  # LangChain: only when used
-
-    model, policy, spec = model_for("agent", settings)
+        if backend is None:
+            return WholeSessions(system, checkpoints)
+        return TurnEntries(backend, vault_id, checkpoints, fresh=fresh)
+    model, policy, spec = model_for("agent", settings)  # LangChain: only when used
     limiter = provider_limiter(settings, spec.provider)
-    ingestor = AgentIngestor(backend, model, settings.ingest, checkpoints, policy, limiter=limiter)
-    return ingestor.ingest
+    if backend is None:  # the system's own tools
+        from lme_bench.ingest.agent_tools import ToolAgentWriter
+
+        return ToolAgentWriter(system, model, settings.ingest, checkpoints, policy, limiter)
+    from lme_bench.ingest.agent import AgentWriter
+
+    return AgentWriter(backend, vault_id, model, settings.ingest, checkpoints, policy, limiter)

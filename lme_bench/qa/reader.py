@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
+from lme_bench.backends.protocol import Hit
 from lme_bench.dataset.models import parse_date
-from lme_bench.entries.models import ContextHit, EntryHit
+from lme_bench.entries.models import ContextHit
 
 PROMPT_NAMES = ("reader", "refine", "queries")
 
@@ -46,32 +47,31 @@ def load_qa_prompts(folder: Path | None = None) -> QaPrompts:
 class Gathered:
     """What the searches of one question returned, merged (entries best first)."""
 
-    entries: list[EntryHit] = field(default_factory=list)
+    entries: list[Hit] = field(default_factory=list)
     contexts: list[ContextHit] = field(default_factory=list)
     latest_context: str | None = None
     queries: list[str] = field(default_factory=list)
 
 
-def entry_moment(hit: EntryHit) -> datetime:
-    """When the entry's conversation happened, for ordering (UTC, naive dates taken as UTC)."""
-    session_date = hit.tags.get("session_date")
-    if session_date:
-        try:
-            return parse_date(session_date).replace(tzinfo=UTC)
-        except ValueError:
-            pass
+def entry_moment(hit: Hit) -> datetime:
+    """When the hit's conversation happened, for ordering (UTC, naive dates taken as UTC): the
+    session date the harness tagged, else the system's own timestamp."""
+    if not hit.date:
+        return datetime.min.replace(tzinfo=UTC)
     try:
-        moment = datetime.fromisoformat(hit.creation_time.replace("Z", "+00:00"))
+        return parse_date(hit.date).replace(tzinfo=UTC)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(hit.date.replace("Z", "+00:00"))
     except ValueError:
         return datetime.min.replace(tzinfo=UTC)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _entry_line(hit: EntryHit) -> str:
-    date = hit.tags.get("session_date") or hit.creation_time
-    role = hit.tags.get("role")
-    text = hit.raw_entry or hit.summary
-    return f"[{date}] {role + ': ' if role else ''}{text}"
+def _entry_line(hit: Hit) -> str:
+    role = hit.role
+    return f"[{hit.date or ''}] {role + ': ' if role else ''}{hit.text}"
 
 
 def _within(lines: list[str], budget: int) -> tuple[str, int]:
@@ -84,9 +84,9 @@ def _within(lines: list[str], budget: int) -> tuple[str, int]:
     return "\n".join(kept) or "(none)", len(kept)
 
 
-def entries_text(entries: list[EntryHit], budget: int) -> tuple[str, list[EntryHit]]:
+def entries_text(entries: list[Hit], budget: int) -> tuple[str, list[Hit]]:
     """Entries best-first cut to the budget, then shown oldest first; (text, entries shown)."""
-    shown: list[EntryHit] = []
+    shown: list[Hit] = []
     used = 0
     for hit in entries:
         line = _entry_line(hit)
@@ -100,7 +100,7 @@ def entries_text(entries: list[EntryHit], budget: int) -> tuple[str, list[EntryH
 
 def reader_prompt(
     prompts: QaPrompts, question: str, question_date: str, memory: Gathered, budget: int
-) -> tuple[str, list[EntryHit]]:
+) -> tuple[str, list[Hit]]:
     """(prompt, entries shown). Context gets up to half the budget, entries the rest."""
     latest = (memory.latest_context or "(none)")[: budget // 4]
     snapshots, _ = _within(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from lme_bench.backends.hit_search import entry_search
 from lme_bench.backends.protocol import Capability
+from lme_bench.backends.recall import MemorySearch
 from lme_bench.backends.registry import open_system
 from lme_bench.common.limits import provider_limiter
 from lme_bench.common.secrets import redact_secrets
@@ -34,7 +34,7 @@ async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) 
     system = open_system(settings)
     try:
         counted = CountedModel(model, policy, account, provider_limiter(settings, spec.provider))
-        search = entry_search(system, view.question_date)
+        search = MemorySearch(system, view.question_date)
         answerer = Answerer(search, counted, prompts, settings.qa)
         answer = await answerer.answer(view, memory_id)
     except Exception as exc:

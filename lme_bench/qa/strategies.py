@@ -6,7 +6,7 @@
 - multi-query: one call proposes queries (time-aware, from the question date), the searches run
   in parallel, results are merged by reciprocal rank fusion, then answer (2 calls);
 - rerank (optional, any strategy): one more call orders the merged entries.
-`await_consistency` comes before the first search, so everything ingested is searchable.
+`wait_until_ready` comes before the first search, so everything ingested is searchable.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import HumanMessage
 
-from lme_bench.backends.hit_search import EntrySearch
+from lme_bench.backends.protocol import Hit
+from lme_bench.backends.recall import MemorySearch, Recall, hit_identity
 from lme_bench.config.settings import QaSettings
 from lme_bench.dataset.views import QuestionView
-from lme_bench.entries.models import ContextHit, EntryHit, SearchResult
+from lme_bench.entries.models import ContextHit
 from lme_bench.providers.calls import CountedModel, text_of
 from lme_bench.qa.reader import Gathered, QaPrompts, entries_text, reader_prompt
 
@@ -34,29 +35,30 @@ class Answer:
     strategy: str
     queries: list[str] = field(default_factory=list)
     searches: int = 0
-    shown: list[EntryHit] = field(default_factory=list)  # the entries the reader saw
+    shown: list[Hit] = field(default_factory=list)  # the hits the reader saw
     context_chars: int = 0
     seconds: float = 0.0
 
 
-def fuse(results: list[SearchResult]) -> Gathered:
-    """Merge several searches: entries deduplicated by id and ranked by reciprocal rank fusion.
+def fuse(results: list[Recall]) -> Gathered:
+    """Merge several searches: hits deduplicated by id and ranked by reciprocal rank fusion.
 
     Only scored hits take part: a search ranks every entry, and those it did not score (score
     0: no query word, for BM25) come last in each list; counting them would lift the oldest
     entries, which fill every list, above real matches. They follow the fused entries, in order
     of first appearance. Results without any score (all 0) are fused by rank alone.
     """
-    scored = any(hit.score != 0 for result in results for hit in result.entries)
+    scored = any(hit.score != 0 for result in results for hit in result.hits)
     scores: dict[str, float] = {}
-    hits: dict[str, EntryHit] = {}
+    hits: dict[str, Hit] = {}
     for result in results:
-        for rank, hit in enumerate(result.entries, start=1):
-            hits.setdefault(hit.entry_id, hit)
+        for rank, hit in enumerate(result.hits, start=1):
+            hit_id = hit_identity(hit)
+            hits.setdefault(hit_id, hit)
             if hit.score != 0 or not scored:
-                scores[hit.entry_id] = scores.get(hit.entry_id, 0.0) + 1.0 / (RRF_K + rank)
-    fused = sorted(scores, key=lambda entry_id: -scores[entry_id])
-    order = fused + [entry_id for entry_id in hits if entry_id not in scores]
+                scores[hit_id] = scores.get(hit_id, 0.0) + 1.0 / (RRF_K + rank)
+    fused = sorted(scores, key=lambda hit_id: -scores[hit_id])
+    order = fused + [hit_id for hit_id in hits if hit_id not in scores]
     contexts: dict[str, ContextHit] = {}
     for result in results:
         for ctx in result.contexts:
@@ -77,9 +79,9 @@ def _lines(text: str, limit: int) -> list[str]:
 
 class Answerer:
     def __init__(
-        self, backend: EntrySearch, model: CountedModel, prompts: QaPrompts, settings: QaSettings
+        self, search: MemorySearch, model: CountedModel, prompts: QaPrompts, settings: QaSettings
     ) -> None:
-        self.backend = backend
+        self.memory = search
         self.model = model
         self.prompts = prompts
         self.settings = settings
@@ -94,15 +96,15 @@ class Answerer:
             text = text.replace("{" + key + "}", value)
         return text
 
-    async def _search(self, memory_id: str, query: str, top_ke: int, top_kc: int) -> SearchResult:
-        return await self.backend.search(memory_id, query, top_ke=top_ke, top_kc=top_kc)
+    async def _search(self, memory_id: str, query: str, top_ke: int, top_kc: int) -> Recall:
+        return await self.memory.search(memory_id, query, k=top_ke, contexts=top_kc)
 
     async def gather(self, view: QuestionView, memory_id: str, answer: Answer) -> Gathered:
         s = self.settings
         first = await self._search(memory_id, view.question, s.top_ke, s.top_kc)
         results, queries = [first], [view.question]
         if s.strategy == "two-pass":
-            listed, _ = entries_text(first.entries, s.max_context_chars // 2)
+            listed, _ = entries_text(first.hits, s.max_context_chars // 2)
             reply = await self._ask(self._fill("refine", view, entries=listed))
             match = re.search(r"REFINE:\s*(.+)", reply)
             if match and match.group(1).strip():
@@ -124,9 +126,7 @@ class Answerer:
         return gathered
 
     async def rerank(self, view: QuestionView, gathered: Gathered) -> None:
-        numbered = "\n".join(
-            f"{i}. {hit.raw_entry or hit.summary}" for i, hit in enumerate(gathered.entries[:30])
-        )
+        numbered = "\n".join(f"{i}. {hit.text}" for i, hit in enumerate(gathered.entries[:30]))
         prompt = (
             f"Question: {view.question}\n\nNumbered memory entries:\n{numbered}\n\n"
             "List the numbers of the entries that help answer the question, most useful first, "
@@ -140,7 +140,7 @@ class Answerer:
     async def answer(self, view: QuestionView, memory_id: str) -> Answer:
         started = time.perf_counter()
         answer = Answer(hypothesis="", strategy=self.settings.strategy)
-        await self.backend.await_consistency(memory_id)
+        await self.memory.wait_until_ready(memory_id)
         gathered = await self.gather(view, memory_id, answer)
         if self.settings.rerank and gathered.entries:
             await self.rerank(view, gathered)

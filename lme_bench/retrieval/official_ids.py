@@ -1,8 +1,9 @@
 """Retrieval evaluation of one question: a memory's ranked entries -> official ids -> metrics.
 
 This is scorer-side code: it reads the gold labels of the `Instance`. Entries map back to the
-haystack through the `session_key` and `turn_index` tags the harness put on them; entries without
-those tags (notes a memory agent wrote from several turns) are left out of the ranking, and so
+haystack through their session key and turn index (the tags the harness put on entries, or the
+system's own provenance); hits without them (notes a memory agent wrote from several turns) are
+left out of the ranking, and so
 are assistant turns: the official retrieval corpus holds user turns only, so scores stay
 comparable with the official ones. Where no hit maps back, the rows are not applicable, with
 the reason (lme_bench.retrieval.provenance), never a ranking scored 0.
@@ -17,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from lme_bench.backends.protocol import Hit
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import SessionKeyMap
-from lme_bench.entries.models import EntryHit
 from lme_bench.metrics.ranking_metrics import (
     is_evidence,
     official_session_id,
@@ -78,27 +79,27 @@ def corpus_session_ids(instance: Instance) -> list[str]:
 
 
 def _positions(
-    instance: Instance, hits: Sequence[EntryHit], keys: SessionKeyMap, expand: bool
+    instance: Instance, hits: Sequence[Hit], keys: SessionKeyMap, expand: bool
 ) -> list[tuple[int, int]]:
     """(session position, turn index) of each hit. A hit that names its session but no turn is
     left out, or with `expand` (a system that keeps no turns) stands for every user turn of
     its session, in order: its session's place in the session ranking."""
     found = []
     for hit in hits:
-        position = keys.position(hit.tags.get("session_key", ""))
+        position = keys.position(hit.session_key or "")
         if position is None:
             continue
-        index = hit.tags.get("turn_index")
+        index = hit.turn_index
         if index is None and expand:
             turns = instance.haystack_sessions[position]
             found += [(position, i) for i, turn in enumerate(turns) if turn.role == "user"]
-        elif index is not None and index.isdigit():
-            found.append((position, int(index)))
+        elif index is not None and index >= 0:
+            found.append((position, index))
     return found
 
 
 def official_rankings(
-    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit], expand: bool = False
+    instance: Instance, keys: SessionKeyMap, hits: Sequence[Hit], expand: bool = False
 ) -> tuple[list[str], list[str]]:
     """(turn ids, session ids), best first: each haystack user turn once (a session repeated in
     the haystack is in the official corpus twice, so its turn ids are ranked twice, as there),
@@ -126,16 +127,14 @@ def official_rankings(
 
 
 def _mapped(
-    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit], provenance: str, within: bool
-) -> Sequence[EntryHit]:
+    instance: Instance, keys: SessionKeyMap, hits: Sequence[Hit], provenance: str, within: bool
+) -> Sequence[Hit]:
     if provenance == "attributed":
         return attributed_hits(instance, keys, hits, within_session=within)
     return hits
 
 
-def _unmapped(
-    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit], expand: bool
-) -> bool:
+def _unmapped(instance: Instance, keys: SessionKeyMap, hits: Sequence[Hit], expand: bool) -> bool:
     """No hit names a session of the haystack (with a turn, unless `expand`)."""
     return not _positions(instance, hits, keys, expand)
 
@@ -143,7 +142,7 @@ def _unmapped(
 def evaluate_retrieval(
     instance: Instance,
     keys: SessionKeyMap,
-    hits: Sequence[EntryHit],
+    hits: Sequence[Hit],
     provenance: RankingProvenance = EXACT,
     *,
     requested: int | None = None,

@@ -22,10 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from lme_bench.backends.protocol import Capability, MemorySystem
+from lme_bench.backends.protocol import Capability, Hit, MemorySystem
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import SessionKeyMap
-from lme_bench.entries.models import EntryHit
 
 Provenance = Literal["exact", "attributed", "none"]
 MIN_SHARE = 0.5  # an attributed hit shares at least half its words with the turn it maps to
@@ -106,20 +105,18 @@ class TurnIndex:
 
 
 def attributed_hits(
-    instance: Instance, keys: SessionKeyMap, hits: Sequence[EntryHit], *, within_session: bool
-) -> list[EntryHit]:
+    instance: Instance, keys: SessionKeyMap, hits: Sequence[Hit], *, within_session: bool
+) -> list[Hit]:
     """The hits tagged with the session key and turn index their text matches; hits that match
     no turn are dropped from the ranking."""
     index = TurnIndex(instance, keys)
     tagged = []
     for hit in hits:
-        position = keys.position(hit.tags.get("session_key", "")) if within_session else None
+        position = keys.position(hit.session_key or "") if within_session else None
         if within_session and position is None:
             continue
-        found = index.best(hit.raw_entry or hit.summary, position)
+        found = index.best(hit.text, position)
         if found is None:
             continue
-        session_key = keys.key_at(found[0])
-        tags = {**hit.tags, "session_key": session_key, "turn_index": str(found[1])}
-        tagged.append(replace(hit, tags=tags))
+        tagged.append(replace(hit, session_key=keys.key_at(found[0]), turn_index=found[1]))
     return tagged

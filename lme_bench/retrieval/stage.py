@@ -4,10 +4,9 @@ no hit can map to the haystack (lme_bench.retrieval.provenance)."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
-from lme_bench.backends.hit_search import entry_search
+from lme_bench.backends.recall import MemorySearch
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
@@ -25,15 +24,13 @@ async def evaluate_question(
     system = open_system(settings)
     top_k = settings.retrieval.top_k
     try:
-        search = entry_search(system, instance.question_date)
-        await search.await_consistency(outcome.memory_id)
-        started = time.perf_counter()
-        found = await search.search(outcome.memory_id, instance.question, top_ke=top_k, top_kc=0)
-        searched = time.perf_counter() - started
+        search = MemorySearch(system, instance.question_date)
+        await search.wait_until_ready(outcome.memory_id)
+        found = await search.search(outcome.memory_id, instance.question, k=top_k)
         provenance = provenance_of(system, settings.retrieval.attribute)
     finally:
         await system.close()
-    keys, hits = session_keys(instance), found.entries
+    keys, hits = session_keys(instance), found.hits
     unmappable = None
     if settings.ingest.mode == "context-only":
         unmappable = CONTEXT_ONLY
@@ -48,4 +45,4 @@ async def evaluate_question(
         depth=len(hits),
         unmappable=unmappable,
     )
-    return [replace(row, search_seconds=searched) for row in rows]
+    return [replace(row, search_seconds=found.seconds) for row in rows]

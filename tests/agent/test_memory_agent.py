@@ -13,8 +13,9 @@ from lme_bench.backends.embedded import EmbeddedBackend
 from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
-from lme_bench.ingest.agent import AgentIngestor
+from lme_bench.ingest.agent import AgentWriter
 from lme_bench.ingest.checkpoint import Checkpoints
+from lme_bench.ingest.loop import feed_sessions
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.providers.fake_policies import note_taker
 from lme_bench.providers.retry import RetryPolicy
@@ -48,8 +49,11 @@ class Setup:
 
     def run(self, instance: Instance) -> list[Any]:
         view, _ = make_view(instance)
-        ingestor = AgentIngestor(self.backend, self.model, self.settings, self.checkpoints, FAST)
-        return asyncio.run(ingestor.ingest(instance.question_id, view, self.vault, self.memory))
+        writer = AgentWriter(
+            self.backend, self.vault, self.model, self.settings, self.checkpoints, FAST
+        )
+        question_id = instance.question_id
+        return asyncio.run(feed_sessions(question_id, view, self.memory, self.checkpoints, writer))
 
     def entries(self) -> list[Any]:
         return self.backend.store.list_entries(self.memory)
@@ -251,19 +255,25 @@ def test_ingestion_calls_queue_by_start_then_by_sessions_left(tmp_path: Path) ->
 
     setup = Setup(tmp_path, ScriptedChatModel(script=[note_taker]), mode="context-only")
     view, _ = make_view(_question())
-    ingestor = AgentIngestor(
-        setup.backend, setup.model, setup.settings, setup.checkpoints, FAST, limiter=Recording()
+    writer = AgentWriter(
+        setup.backend,
+        setup.vault,
+        setup.model,
+        setup.settings,
+        setup.checkpoints,
+        FAST,
+        limiter=Recording(),
     )
     ingestions_starting()
     before = monotonic()
-    asyncio.run(ingestor.ingest("aa11bb22", view, setup.vault, setup.memory))
+    asyncio.run(feed_sessions("aa11bb22", view, setup.memory, setup.checkpoints, writer))
     assert len(asked) == 2 and asked[0] == asked[1]  # one call per session, one priority
     assert asked[0][0] == 1.0 and before <= asked[0][1] <= monotonic()
 
     asked.clear()
     every_ingestion_started()
     setup.checkpoints.forget(setup.memory)  # the same sessions again, as another question
-    asyncio.run(ingestor.ingest("aa11bb22", view, setup.vault, setup.memory))
+    asyncio.run(feed_sessions("aa11bb22", view, setup.memory, setup.checkpoints, writer))
     ingestions_starting()
     assert [p[0] for p in asked] == [0.0, 0.0] and asked[0] < asked[1]  # 2 left, then 1
     assert call_priority.get() == ()  # set inside the ingestion only

@@ -12,7 +12,8 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
 from lme_bench.agent.prompts import AgentPrompts
-from lme_bench.agent.tool_session import ToolSessionAgent
+from lme_bench.agent.server_tools import ServerTools
+from lme_bench.agent.session import SessionAgent
 from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.views import make_view
 from lme_bench.providers.calls import CountedModel
@@ -118,12 +119,13 @@ def test_a_servers_own_tools_are_called_only_with_arguments_that_fit() -> None:
     view, _ = make_view(_question(turns_per_session=4))
     model = CountedModel(ScriptedChatModel(script=[scripted]).bind_tools(tools))
     settings = IngestSettings(mode="agentic", max_tool_calls_per_turn=5)
-    agent = ToolSessionAgent(model, AgentPrompts("system", "v"), settings, view.sessions[0], tools)
-    run = asyncio.run(agent.run())
+    toolset = ServerTools(tools, settings)
+    agent = SessionAgent(model, AgentPrompts("system", "v"), settings, view.sessions[0], toolset)
+    asyncio.run(agent.run())
     assert made == [("note", {"text": "a", "weight": 2}), ("tag", {"names": ["x"]})]
     # missing weight, missing names, names not an array, an unknown tool, flag not a boolean
     assert len(view.sessions[0].turns) == 4
-    assert run.calls.unusable == {"invalid-arguments": 4, "unknown-tool": 1,
+    assert toolset.calls.unusable == {"invalid-arguments": 4, "unknown-tool": 1,
                                   "unparsable-arguments": 2}  # fmt: skip
-    assert run.calls.made == {"note": 1, "tag": 1}
-    assert any("weight" in problem for problem in run.calls.problems)
+    assert toolset.calls.made == {"note": 1, "tag": 1}
+    assert any("weight" in problem for problem in toolset.calls.problems)

@@ -25,9 +25,10 @@ from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.dataset.views import make_view
-from lme_bench.ingest.agent_tools import ToolAgentIngestor
+from lme_bench.ingest.agent_tools import ToolAgentWriter
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
+from lme_bench.ingest.loop import feed_sessions
 from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.fake import ScriptedChatModel, ToolPolicy
@@ -185,8 +186,8 @@ def test_a_session_cut_off_midway_is_redone_and_done_ones_are_skipped(
             memory_id = await system.open_memory("lme-" + "c" * 40)
             model = ScriptedChatModel(script=[ToolPolicy(cut_off_once)])
             models.append(model)
-            ingestor = ToolAgentIngestor(system, model, settings.ingest, checkpoints, RetryPolicy())
-            return await ingestor.ingest(QUESTION_ID, view, memory_id)
+            writer = ToolAgentWriter(system, model, settings.ingest, checkpoints, RetryPolicy())
+            return await feed_sessions(QUESTION_ID, view, memory_id, checkpoints, writer)
         finally:
             checkpoints.close()
             await system.close()
@@ -324,9 +325,9 @@ def test_which_systems_take_agentic_ingestion_with_their_own_tools(tmp_path: Pat
         checkpoints = Checkpoints(tmp_path / "checkpoints.sqlite")
         try:
             model = ScriptedChatModel(script=[KG_NOTE_TAKER])
-            ingestor = ToolAgentIngestor(system, model, settings.ingest, checkpoints, RetryPolicy())
+            writer = ToolAgentWriter(system, model, settings.ingest, checkpoints, RetryPolicy())
             view, _ = make_view(next(iter_questions(_dataset(tmp_path))).instance)
-            await ingestor.ingest(QUESTION_ID, view, "lme-" + "d" * 40)
+            await feed_sessions(QUESTION_ID, view, "lme-" + "d" * 40, checkpoints, writer)
         finally:
             checkpoints.close()
             await system.close()
@@ -357,8 +358,8 @@ def test_a_failed_tool_call_is_shown_to_the_agent_and_recorded(
         system = open_system(settings)
         checkpoints = Checkpoints(tmp_path / "checkpoints.sqlite")
         try:
-            ingestor = ToolAgentIngestor(system, model, settings.ingest, checkpoints, RetryPolicy())
-            return await ingestor.ingest(QUESTION_ID, view, "lme-" + "e" * 40)
+            writer = ToolAgentWriter(system, model, settings.ingest, checkpoints, RetryPolicy())
+            return await feed_sessions(QUESTION_ID, view, "lme-" + "e" * 40, checkpoints, writer)
         finally:
             checkpoints.close()
             await system.close()

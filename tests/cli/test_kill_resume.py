@@ -17,8 +17,9 @@ from lme_bench.backends.embedded import EmbeddedBackend
 from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
-from lme_bench.ingest.agent import AgentIngestor
+from lme_bench.ingest.agent import AgentWriter
 from lme_bench.ingest.checkpoint import Checkpoints
+from lme_bench.ingest.loop import feed_sessions
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.providers.fake_policies import note_taker
@@ -126,15 +127,14 @@ def _ingest(folder: Path, checkpoints: Checkpoints | None = None) -> tuple[Any, 
     backend = EmbeddedBackend(folder / "memory.sqlite")
     checkpoints = checkpoints or Checkpoints(folder / "checkpoints.sqlite")
     model = ScriptedChatModel(script=[note_taker])
-    ingestor = AgentIngestor(
-        backend, model, IngestSettings(mode="agentic", context_every=3), checkpoints, FAST
-    )
+    settings = IngestSettings(mode="agentic", context_every=3)
     view, _ = make_view(_question())
 
     async def run() -> tuple[str, list[SessionRecord]]:
         vault = await backend.get_or_create_vault("v")
         memory = await backend.get_or_create_memory(vault, "q__r")
-        return memory, await ingestor.ingest("q", view, vault, memory)
+        writer = AgentWriter(backend, vault, model, settings, checkpoints, FAST)
+        return memory, await feed_sessions("q", view, memory, checkpoints, writer)
 
     memory, records = asyncio.run(run())
     store = backend.store

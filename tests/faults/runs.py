@@ -25,7 +25,7 @@ RUN_TIMEOUT_S = 300.0
 
 # What may differ between two runs of the same work: the run's name, timings, and whether a
 # session's row was taken from a checkpoint.
-VOLATILE = frozenset({"run_id", "seconds", "resumed"})
+VOLATILE = frozenset({"run_id", "seconds", "search_seconds", "resumed"})
 KEYS = {
     "ingest": ("question_id", "session_index"),
     "retrieval": ("question_id", "granularity"),

@@ -579,7 +579,15 @@ def test_batched_stages_fail_and_cache_question_by_question(
 
 
 def test_batches_in_worker_processes_give_the_same_tables(harness: None, tmp_path: Path) -> None:
-    timing = ("run_id", "seconds", "started_at", "finished_at", "ingestion_id", "memory_id")
+    timing = (
+        "run_id",
+        "seconds",
+        "search_seconds",
+        "started_at",
+        "finished_at",
+        "ingestion_id",
+        "memory_id",
+    )
     tables = {}
     for processes in (1, 2):
         run_id = f"processes-{processes}"

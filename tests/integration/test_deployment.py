@@ -30,7 +30,7 @@ from tests.integration.runs import (
 pytestmark = pytest.mark.integration
 
 TABLES = ("retrieval", "ingest", "hypotheses", "scores")
-TIMING_COLUMNS = {"seconds"}
+TIMING_COLUMNS = {"seconds", "search_seconds"}
 FAILING_ID = "3387bf20"  # the second sample question
 FAILING_QUESTION = "What is my current 5K personal best?"
 

@@ -6,12 +6,15 @@ from pathlib import Path
 import pytest
 
 from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.backends.protocol import Capability, Hit
+from lme_bench.backends.recall import MemorySearch, Recall
 from lme_bench.config.settings import QaSettings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
-from lme_bench.entries.models import ContextHit, EntryHit, SearchResult
+from lme_bench.entries.models import ContextHit
+from lme_bench.ingest.as_they_are import TurnEntries
 from lme_bench.ingest.checkpoint import Checkpoints
-from lme_bench.ingest.raw import ingest_raw
+from lme_bench.ingest.loop import feed_sessions
 from lme_bench.providers.calls import CountedModel
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.qa.reader import load_qa_prompts
@@ -19,16 +22,16 @@ from lme_bench.qa.strategies import Answerer, fuse
 from tests.factories import make_question
 
 
-def _hit(entry_id: str, text: str = "t", score: float = 1.0) -> EntryHit:
-    return EntryHit(entry_id, text, text, score, "2024-01-01T00:00:00.000000Z", {})
+def _hit(entry_id: str, text: str = "t", score: float = 1.0) -> Hit:
+    return Hit(text, score, "2024-01-01T00:00:00.000000Z", id=entry_id)
 
 
 def test_fuse_dedupes_by_entry_and_ranks_by_reciprocal_rank() -> None:
-    a = SearchResult([_hit("x"), _hit("y"), _hit("z")], [ContextHit("c1", "t1", 0.2)], "L1", "t")
-    b = SearchResult([_hit("y"), _hit("w")], [ContextHit("c1", "t1", 0.9)], "L2", "t")
+    a = Recall([_hit("x"), _hit("y"), _hit("z")], [ContextHit("c1", "t1", 0.2)], "L1")
+    b = Recall([_hit("y"), _hit("w")], [ContextHit("c1", "t1", 0.9)], "L2")
     merged = fuse([a, b])
     # y: 1/62 + 1/61 beats x: 1/61; z: 1/63 < w: 1/62.
-    assert [h.entry_id for h in merged.entries] == ["y", "x", "w", "z"]
+    assert [h.id for h in merged.entries] == ["y", "x", "w", "z"]
     assert [(c.context, c.score) for c in merged.contexts] == [("c1", 0.9)]
     assert merged.latest_context == "L2"
 
@@ -36,19 +39,15 @@ def test_fuse_dedupes_by_entry_and_ranks_by_reciprocal_rank() -> None:
 def test_fuse_leaves_unscored_hits_out_of_the_fusion_and_puts_them_last() -> None:
     # Full rankings: each search's non-matches (score 0) follow its matches, oldest first, so
     # the same old entries fill every list; by rank alone f1 (1/63 + 1/62) would beat m1 (1/61).
-    a = SearchResult(
-        [_hit("m1"), _hit("m2"), _hit("f1", score=0.0), _hit("f2", score=0.0)], [], None, None
-    )
-    b = SearchResult(
-        [_hit("m3"), _hit("f1", score=0.0), _hit("f2", score=0.0), _hit("m2")], [], None, None
-    )
+    a = Recall([_hit("m1"), _hit("m2"), _hit("f1", score=0.0), _hit("f2", score=0.0)])
+    b = Recall([_hit("m3"), _hit("f1", score=0.0), _hit("f2", score=0.0), _hit("m2")])
     merged = fuse([a, b])
     # m1, m3: 1/61 (ties keep first appearance); m2: 1/62 + 1/64; then f1, f2 as first seen.
-    assert [h.entry_id for h in merged.entries] == ["m2", "m1", "m3", "f1", "f2"]
+    assert [h.id for h in merged.entries] == ["m2", "m1", "m3", "f1", "f2"]
     # A server that gives no scores at all: rank alone, as before.
-    c = SearchResult([_hit("x", score=0.0), _hit("y", score=0.0)], [], None, None)
-    d = SearchResult([_hit("y", score=0.0)], [], None, None)
-    assert [h.entry_id for h in fuse([c, d]).entries] == ["y", "x"]
+    c = Recall([_hit("x", score=0.0), _hit("y", score=0.0)])
+    d = Recall([_hit("y", score=0.0)])
+    assert [h.id for h in fuse([c, d]).entries] == ["y", "x"]
 
 
 def _memory(tmp_path: Path) -> tuple[EmbeddedBackend, str, Instance]:
@@ -62,17 +61,32 @@ def _memory(tmp_path: Path) -> tuple[EmbeddedBackend, str, Instance]:
         vault = await backend.get_or_create_vault("v")
         memory = await backend.get_or_create_memory(vault, "q__r")
         checkpoints = Checkpoints(tmp_path / "checkpoints.sqlite")
-        await ingest_raw("q", view, backend, vault, memory, checkpoints, fresh=True)
+        writer = TurnEntries(backend, vault, checkpoints, fresh=True)
+        await feed_sessions("q", view, memory, checkpoints, writer)
         checkpoints.close()
         return memory
 
     return backend, asyncio.run(build()), instance
 
 
+class _EntrySystem:
+    """The store as a system with an entry surface, as the embedded backend presents it."""
+
+    name = "embedded"
+    capabilities = frozenset({Capability.ENTRIES})
+
+    def __init__(self, backend: EmbeddedBackend) -> None:
+        self.entry_memory = backend
+
+    async def wait_until_ready(self, memory_id: str) -> None:
+        await self.entry_memory.await_consistency(memory_id)
+
+
 def _answer(tmp_path: Path, script: list[object], **qa: object):  # type: ignore[no-untyped-def]
     backend, memory_id, instance = _memory(tmp_path)
     fake = ScriptedChatModel(script=script)
-    answerer = Answerer(backend, CountedModel(fake), load_qa_prompts(), QaSettings(**qa))  # type: ignore[arg-type]
+    search = MemorySearch(_EntrySystem(backend), instance.question_date)  # type: ignore[arg-type]
+    answerer = Answerer(search, CountedModel(fake), load_qa_prompts(), QaSettings(**qa))
     view, _ = make_view(instance)
     answer = asyncio.run(answerer.answer(view, memory_id))
     return answer, fake, answerer.model.account, instance

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.backends.entry_system import entry_hit
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
+from lme_bench.ingest.as_they_are import session_entries
 from lme_bench.ingest.question import IngestOutcome
-from lme_bench.ingest.raw import session_entries
 from lme_bench.metrics.ranking_metrics import (
     mean_metrics,
     score_ranking,
@@ -121,7 +122,8 @@ def _ranked_by_the_store(path: Path, instance: Instance) -> dict[str, RetrievalR
     memory = backend.store.get_or_create_memory(backend.store.get_or_create_vault("v"), "q__r")
     for session in view.sessions:
         backend.store.add_entries(memory, session_entries(session))
-    hits = backend.store.search(memory, instance.question, top_ke=1000, top_kc=0).entries
+    found = backend.store.search(memory, instance.question, top_ke=1000, top_kc=0)
+    hits = [entry_hit(hit) for hit in found.entries]
     backend.store.close()
     return {row.granularity: row for row in evaluate_retrieval(instance, keys, hits)}
 

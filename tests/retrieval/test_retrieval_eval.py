@@ -1,17 +1,14 @@
 from __future__ import annotations
 
+from lme_bench.backends.protocol import Hit
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
-from lme_bench.entries.models import EntryHit
 from lme_bench.retrieval.official_ids import corpus_session_ids, corpus_turn_ids, evaluate_retrieval
 from tests.factories import make_question
 
 
-def _hit(key: str, index: int | None) -> EntryHit:
-    tags = {"session_key": key}
-    if index is not None:
-        tags["turn_index"] = str(index)
-    return EntryHit("e", "s", None, 1.0, "t", tags)
+def _hit(key: str, index: int | None) -> Hit:
+    return Hit("s", 1.0, "t", session_key=key, turn_index=index)
 
 
 def _instance() -> Instance:

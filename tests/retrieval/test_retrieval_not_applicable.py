@@ -10,10 +10,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from lme_bench.backends.protocol import Hit
 from lme_bench.config.settings import load_settings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import session_keys
-from lme_bench.entries.models import EntryHit
 from lme_bench.metrics.ranking_metrics import score_ranking
 from lme_bench.report.run_report import headline
 from lme_bench.report.summary import summary_markdown
@@ -40,8 +40,8 @@ INSTANCE = Instance.model_validate(make_question())
 KEYS = session_keys(INSTANCE)  # the evidence session is the older one: s000
 
 
-def _hit(text: str, **tags: str) -> EntryHit:
-    return EntryHit(f"e-{text}", text, text, 1.0, "", tags)
+def _hit(text: str, session_key: str | None = None, turn_index: int | None = None) -> Hit:
+    return Hit(text, 1.0, session_key=session_key, turn_index=turn_index, id=f"e-{text}")
 
 
 def test_hits_that_name_no_session_are_not_applicable_and_named_ones_are_scored() -> None:
@@ -57,7 +57,7 @@ def test_hits_that_name_no_session_are_not_applicable_and_named_ones_are_scored(
     rows = evaluate_retrieval(INSTANCE, KEYS, untagged_turn)
     assert {r.status for r in rows} == {"not-applicable"}
 
-    tagged = [_hit("Max chews", session_key="s000", turn_index="2"), *notes]
+    tagged = [_hit("Max chews", session_key="s000", turn_index=2), *notes]
     rows = evaluate_retrieval(INSTANCE, KEYS, tagged)
     assert {r.status for r in rows} == {"ok"} and all(r.reason is None for r in rows)
     assert rows[1].ranked_ids == ["answer_4be1b6b4_3"]

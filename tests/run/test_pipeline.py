@@ -123,15 +123,15 @@ def test_ingestions_prepare_a_few_at_a_time_and_a_failed_one_gives_its_turn_back
             raise RuntimeError("unreadable question")
         return real_view(instance)
 
-    real_feeder = question._session_feeder
+    real_writer = question._session_writer
 
-    def feeder(*args: Any, **kwargs: Any) -> Any:  # the sessions start: preparing is over
+    def writer(*args: Any, **kwargs: Any) -> Any:  # the sessions start: preparing is over
         with lock:
             preparing[0] -= 1
-        return real_feeder(*args, **kwargs)
+        return real_writer(*args, **kwargs)
 
     monkeypatch.setattr(question, "make_view", slow_view)
-    monkeypatch.setattr(question, "_session_feeder", feeder)
+    monkeypatch.setattr(question, "_session_writer", writer)
     for _ in range(question.PREPARING_AT_ONCE):  # fails while holding every turn in turn
         with pytest.raises(RuntimeError, match="unreadable"):
             asyncio.run(asyncio.wait_for(ingest_question(refs[0], settings, "turns"), 10))

@@ -1,0 +1,62 @@
+"""Searching any memory system, with one result type for every system: `Recall`.
+
+Hits come from the protocol's `search`, except for a system with an entry surface
+(Capability.ENTRIES), which is searched through that surface in one call that also returns its
+context documents; its hits are the ones its own `search` returns (entry_system.entry_hit).
+Each search is timed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+
+from lme_bench.backends.capabilities import entry_memory_of
+from lme_bench.backends.entry_system import entry_hit
+from lme_bench.backends.protocol import Hit, MemorySystem
+from lme_bench.entries.models import ContextHit
+
+
+@dataclass(frozen=True, slots=True)
+class Recall:
+    """What one search of a memory found."""
+
+    hits: list[Hit]  # best first
+    contexts: list[ContextHit] = field(default_factory=list)  # context documents, best first
+    latest_context: str | None = None  # the memory's newest context document
+    seconds: float = 0.0  # how long the search took
+
+
+def hit_identity(hit: Hit) -> str:
+    """The hit's own id, else one made from its provenance and text (for merging searches)."""
+    if hit.id is not None:
+        return hit.id
+    identity = f"{hit.session_key}\x1f{hit.turn_index}\x1f{hit.text}".encode()
+    return "hit-" + hashlib.sha256(identity).hexdigest()[:16]
+
+
+class MemorySearch:
+    """One memory system's searches, on behalf of a question asked on `question_date`."""
+
+    def __init__(self, system: MemorySystem, question_date: str) -> None:
+        self.system = system
+        self.question_date = question_date
+        self.entry_memory = entry_memory_of(system)
+
+    async def wait_until_ready(self, memory_id: str) -> None:
+        await self.system.wait_until_ready(memory_id)
+
+    async def search(self, memory_id: str, query: str, *, k: int, contexts: int = 0) -> Recall:
+        """Up to `k` hits and up to `contexts` context documents (for systems that keep them)."""
+        started = time.perf_counter()
+        if self.entry_memory is None:
+            hits = await self.system.search(memory_id, query, question_date=self.question_date, k=k)
+            return Recall(hits=list(hits[:k]), seconds=time.perf_counter() - started)
+        found = await self.entry_memory.search(memory_id, query, top_ke=k, top_kc=contexts)
+        return Recall(
+            hits=[entry_hit(hit) for hit in found.entries[:k]],
+            contexts=list(found.contexts),
+            latest_context=found.latest_context,
+            seconds=time.perf_counter() - started,
+        )
