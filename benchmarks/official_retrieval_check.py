@@ -87,8 +87,7 @@ def main() -> int:
             "run.results_dir": scratch,
             "run.id": "check",
             "dataset.path": str(args.dataset or bundled_sample()),
-            "memory.search": args.search,
-            "memory.alpha": args.alpha,
+            "memory.params": {"search": args.search, "alpha": args.alpha},
         }
         settings = load_settings(None, **overrides)
         plan = plan_run(settings)

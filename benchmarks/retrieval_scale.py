@@ -22,6 +22,7 @@ from pathlib import Path
 
 from support import ROOT
 
+from lme_bench.backends.builtin_params import memory_path
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.generate import generate_dataset
 from lme_bench.run.finish import RunResults, write_run
@@ -115,7 +116,7 @@ def main() -> None:
             figures = _flow(plan, ROOT / "configs" / "default.toml", data, results)
         else:
             figures = _steps(settings, plan, args.workers)
-        store = settings.memory_path
+        store = memory_path(settings)
         figures["store_mb"] = store.stat().st_size / 1e6 if store.exists() else 0.0
     figures["questions_per_s"] = figures["questions"] / figures["total_s"]
     figures["peak_rss_mb"] = _peak_rss_mb()

@@ -60,7 +60,10 @@ def _evaluate(
     settings = load_settings(
         None,
         **base,
-        **{"memory.search": search, "memory.alpha": alpha, "memory.embedding_model": model},
+        **{
+            "memory.params": {"search": search, "alpha": alpha},
+            "memory.embedding_model": model,
+        },
     )
     started = time.perf_counter()
     rows = [

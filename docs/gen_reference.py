@@ -1,7 +1,8 @@
 """Reference pages written from the code, so they cannot drift from it.
 
 `configuration_reference()` walks the settings models (field types, defaults, bounds and
-descriptions); `results_columns_reference()` reads the Parquet schemas the run writes, which are
+descriptions) and each built-in backend's `Params` (its `[memory.params]`);
+`results_columns_reference()` reads the Parquet schemas the run writes, which are
 derived from the row dataclasses, with each field's trailing source comment as its note. The
 MkDocs hook (docs/hooks.py) adds both pages to the site at build time; `python
 docs/gen_reference.py` prints them.
@@ -22,7 +23,9 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from lme_bench.config.settings import Settings
+from lme_bench.backends.registry import backend_class
+from lme_bench.config.backend_names import BUILT_IN
+from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.ingest_table import INGEST_SCHEMA
@@ -108,8 +111,11 @@ def _model_of(hint: Any) -> tuple[type[BaseModel] | None, bool]:
     return None, False
 
 
-def _section(model: type[BaseModel], table: str, env: str | None, out: list[str]) -> None:
-    out += [f"## `[{table}]`", ""]
+def _section(
+    model: type[BaseModel], table: str, env: str | None, out: list[str], title: str = ""
+) -> None:
+    level = title.split(" ")[0] if title else "##"  # nested tables: at their parent's level
+    out += [title or f"## `[{table}]`", ""]
     if model.__doc__ and model is not Settings:
         out += [" ".join(model.__doc__.split()), ""]
     out += ["| key | type | default | bounds | meaning |", "|---|---|---|---|---|"]
@@ -136,7 +142,7 @@ def _section(model: type[BaseModel], table: str, env: str | None, out: list[str]
         out += ["", f"Environment: `{env}<KEY>` (keys in capitals)."]
     out.append("")
     for sub, sub_table, sub_env in nested:
-        _section(sub, sub_table, sub_env, out)
+        _section(sub, sub_table, sub_env, out, title=f"{level} `[{sub_table}]`")
 
 
 def configuration_reference() -> str:
@@ -167,7 +173,28 @@ def configuration_reference() -> str:
             _section(sub, f"{name}.<name>", None, out)
         else:
             _section(sub, name, f"LME_{name.upper()}__", out)
+    _backend_params(out)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _backend_params(out: list[str]) -> None:
+    """Each built-in backend's `[memory.params]`, from its Params class."""
+    out += [
+        "## `[memory.params]` by backend",
+        "",
+        "Each backend checks `[memory.params]` with its own `Params` class; a key not listed for",
+        "the configured backend is refused. A plugin's are its own (see",
+        "[Memory systems](../memory-systems.md)).",
+        "",
+    ]
+    for name in BUILT_IN:
+        title = f'### `[memory.params]` of `backend = "{name}"`'
+        try:
+            params = backend_class(name).Params
+        except ConfigError as error:  # its optional extra is not installed where this runs
+            out += [title, "", _cell(str(error)), ""]
+            continue
+        _section(params, "memory.params", "LME_MEMORY__PARAMS__", out, title=title)
 
 
 def field_notes(row_type: type) -> dict[str, str]:

@@ -6,12 +6,14 @@ import argparse
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lme_bench.compare import CompareError
+from lme_bench.config.legacy_memory_keys import ConfigDeprecationWarning
 from lme_bench.config.settings import ConfigError
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.results.atomic import ResultsWriteError
@@ -416,9 +418,28 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """A config deprecation as one `lme-bench: warning: …` line; other warnings as Python
+    shows them."""
+    if issubclass(category, ConfigDeprecationWarning):
+        print(f"lme-bench: warning: {message}", file=sys.stderr)
+        return
+    text = warnings.formatwarning(message, category, filename, lineno, line)
+    (file or sys.stderr).write(text)
+
+
 def main(argv: list[str] | None = None, flows: FlowLoader = _no_flow) -> int:
     """The command line; `flows` loads the Prefect flow that `run` and `rerun` start."""
     args = _parser().parse_args(argv)
+    warnings.filterwarnings("default", category=ConfigDeprecationWarning)  # once per key
+    warnings.showwarning = _show_warning
     try:
         if args.command == "run":
             return _run(args, flows)

@@ -14,6 +14,12 @@ import socket
 from collections.abc import Iterable
 from typing import ClassVar
 
+from lme_bench.backends.builtin_params import (
+    EmbeddedParams,
+    McpParams,
+    builtin_params,
+    default_memory_path,
+)
 from lme_bench.backends.embedded import EmbeddedBackend
 from lme_bench.backends.protocol import (
     BackendEnv,
@@ -23,7 +29,7 @@ from lme_bench.backends.protocol import (
     Session,
     Usage,
 )
-from lme_bench.config.settings import ConfigError, MemorySettings, Settings
+from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.embeddings import embedding_counts, load_embedder
 from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.entries.models import EntryHit, NewEntry
@@ -36,34 +42,37 @@ def entry_summary(text: str) -> str:
     return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…"
 
 
-def vault_title(settings: MemorySettings) -> str:
-    """One vault per host (Mycelian titles: ≤ 50 chars, lowercase letters, digits and hyphens)."""
-    if settings.vault:
-        return settings.vault
+def vault_title(vault: str | None) -> str:
+    """`vault`, or one vault per host (Mycelian titles: ≤ 50 chars, lowercase letters, digits
+    and hyphens)."""
+    if vault:
+        return vault
     host = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-") or "host"
     return f"lme-bench-{host}"[:50].rstrip("-")
 
 
-def open_embedded(settings: Settings) -> EmbeddedBackend:
-    memory = settings.memory  # dense/hybrid: the embedder loads its model at first search
-    embedder = load_embedder(memory.embedding_model) if memory.search != "bm25" else None
-    return EmbeddedBackend(
-        settings.memory_path, search=memory.search, alpha=memory.alpha, embedder=embedder
-    )
+def open_embedded(params: EmbeddedParams, settings: Settings) -> EmbeddedBackend:
+    """The embedded store at `params.path` (default <results_dir>/memory.sqlite); dense and
+    hybrid search embed with `[memory] embedding_model`, loaded at the first search."""
+    model = settings.memory.embedding_model
+    embedder = load_embedder(model) if params.search != "bm25" else None
+    path = params.path or default_memory_path(settings)
+    return EmbeddedBackend(path, search=params.search, alpha=params.alpha, embedder=embedder)
 
 
-def open_mcp(settings: Settings) -> EntryMemory:
+def open_mcp(params: McpParams) -> EntryMemory:
     from lme_bench.backends.mycelian_mcp import McpBackend  # imports the MCP client stack
 
-    return McpBackend(settings.memory.mcp)  # ConfigError without url (http) / command (stdio)
+    return McpBackend(params)
 
 
 def open_backend(settings: Settings) -> EntryMemory:
     """The entry surface of the built-in Mycelian-shaped backend the settings name."""
-    if settings.memory.backend == "embedded":
-        return open_embedded(settings)
-    if settings.memory.backend == "mcp":
-        return open_mcp(settings)
+    params = builtin_params(settings)  # a ConfigError naming a bad [memory.params] key
+    if isinstance(params, EmbeddedParams):
+        return open_embedded(params, settings)
+    if isinstance(params, McpParams):
+        return open_mcp(params)
     raise ConfigError(f"[memory] backend = {settings.memory.backend!r} has no entry surface")
 
 
@@ -118,7 +127,8 @@ class EntryMemorySystem:
     def __init__(self, params: BackendParams, env: BackendEnv) -> None:
         settings = env.extra.get("settings")
         self.settings = settings if isinstance(settings, Settings) else Settings()
-        self.vault_title = vault_title(self.settings.memory)
+        self.params = params
+        self.vault_title = vault_title(getattr(params, "vault", None))
         self.entry_memory: EntryMemory = self._open()
         self._vault_id: str | None = None
 
@@ -169,18 +179,22 @@ class EntryMemorySystem:
 
 
 class EmbeddedSystem(EntryMemorySystem):
-    """lme-bench's own reference memory system, in process ([memory] path, search, alpha)."""
+    """lme-bench's own reference memory system, in process ([memory.params]: EmbeddedParams)."""
 
+    Params = EmbeddedParams
     name = "embedded"
 
     def _open(self) -> EntryMemory:
-        return open_embedded(self.settings)
+        assert isinstance(self.params, EmbeddedParams)
+        return open_embedded(self.params, self.settings)
 
 
 class McpSystem(EntryMemorySystem):
-    """A server with Mycelian's MCP tool surface ([memory.mcp])."""
+    """A server with Mycelian's MCP tool surface ([memory.params]: McpParams)."""
 
+    Params = McpParams
     name = "mcp"
 
     def _open(self) -> EntryMemory:
-        return open_mcp(self.settings)
+        assert isinstance(self.params, McpParams)
+        return open_mcp(self.params)

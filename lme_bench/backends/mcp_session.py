@@ -71,7 +71,7 @@ class MemoryServerBusy(MemoryConnectionError):
 
 BODY_LIMIT = "4 MiB"  # the MCP SDK's default request body limit, which our server keeps
 _REJECTIONS = {
-    401: "HTTP 401 Unauthorized: send the server's bearer token, e.g. [memory.mcp]"
+    401: "HTTP 401 Unauthorized: send the server's bearer token, e.g. [memory.params]"
     ' headers_from_env = { Authorization = "Bearer LME_MEMORY_TOKEN" }',
     403: "HTTP 403 Invalid Origin header: the server does not allow this Origin"
     " (our server: --allowed-origin)",
@@ -113,7 +113,7 @@ def connection_config(settings: McpSettings) -> Connection:
     """The langchain-mcp-adapters connection dict; header values from the environment."""
     if settings.transport == "stdio":
         if not settings.command:
-            raise ConfigError("[memory.mcp] transport = 'stdio' needs command")
+            raise ConfigError("[memory.params] transport = 'stdio' needs command")
         return {
             "transport": "stdio",
             "command": settings.command,
@@ -121,14 +121,14 @@ def connection_config(settings: McpSettings) -> Connection:
             "env": dict(settings.env) if settings.env else None,
         }
     if not settings.url:
-        raise ConfigError("[memory.mcp] transport = 'streamable_http' needs url")
+        raise ConfigError("[memory.params] transport = 'streamable_http' needs url")
     headers = dict(settings.headers)
     for header, spec in settings.headers_from_env.items():
         prefix, variable = header_spec(spec)
         value = os.environ.get(variable, "").strip()
         if not value:
             raise ConfigError(
-                f"[memory.mcp] headers_from_env: header {header!r} needs environment"
+                f"[memory.params] headers_from_env: header {header!r} needs environment"
                 f" variable {variable}, which is not set"
             )
         headers[header] = f"{prefix} {value}" if prefix else value

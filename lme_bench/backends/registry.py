@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
+from lme_bench.backends.builtin_params import memory_path
 from lme_bench.backends.config_hints import import_hint, params_problems
 from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
 from lme_bench.common.code_digest import closure_digest
@@ -126,7 +127,7 @@ def backend_data_dir(settings: Settings) -> Path:
     """The configured backend's folder: `<results_dir>/backends/<storage_key>/` (beside the
     embedded store's file when its `path` is set elsewhere)."""
     key = storage_key(backend_class(settings.memory.backend))
-    return settings.memory_path.parent / "backends" / key
+    return memory_path(settings).parent / "backends" / key
 
 
 def backend_env(settings: Settings, data_dir: Path | None = None) -> BackendEnv:

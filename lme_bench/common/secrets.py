@@ -32,12 +32,11 @@ def secret_env_names(
     names = set(ALWAYS_SECRET) | {name for name in env if _SECRET_NAME.search(name)}
     if settings is not None:
         names |= {p.api_key_env for p in settings.providers.values() if p.api_key_env}
-        # A value is VARIABLE or PREFIX VARIABLE (e.g. "Bearer LME_MEMORY_TOKEN").
-        names |= {
-            spec.split()[-1]
-            for spec in settings.memory.mcp.headers_from_env.values()
-            if spec.strip()
-        }
+        # The MCP backends' [memory.params] headers_from_env, read as written (redaction never
+        # fails on a bad config): a value is VARIABLE or PREFIX VARIABLE ("Bearer LME_TOKEN").
+        headers = settings.memory.params.get("headers_from_env")
+        specs = headers.values() if isinstance(headers, Mapping) else ()
+        names |= {spec.split()[-1] for spec in specs if isinstance(spec, str) and spec.strip()}
     return sorted(names)
 
 

@@ -1,6 +1,6 @@
 """One typed settings tree: a TOML file, overridden by `LME_*` environment variables.
 
-`LME_MEMORY__PATH=/tmp/m.sqlite` overrides `[memory] path`. Unknown keys are rejected, and
+`LME_RUN__RESULTS_DIR=/tmp/r` overrides `[run] results_dir`. Unknown keys are rejected, and
 secrets (API keys) are read only from the environment, never from the TOML file.
 """
 
@@ -29,6 +29,8 @@ from pydantic_settings import (
 )
 
 from lme_bench.config.backend_names import unknown_backend
+from lme_bench.config.legacy_memory_keys import move_legacy_keys
+from lme_bench.config.mcp_section import McpSettings as McpSettings
 from lme_bench.config.run_section import STAGES, CacheSettings, LimitSettings, RunSettings, Stage
 
 _toml_data: ContextVar[dict[str, Any]] = ContextVar("lme_toml_data", default={})  # noqa: B039
@@ -43,23 +45,6 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class McpSettings(_Section):
-    """How to reach an MCP memory server (Mycelian's tool surface)."""
-
-    transport: Literal["streamable_http", "stdio"] = "streamable_http"
-    url: str | None = Field(default=None, description="streamable HTTP endpoint, e.g. …/mcp")
-    command: str | None = Field(default=None, description="stdio: the server command")
-    args: list[str] = Field(default_factory=list, description="stdio: its arguments")
-    env: dict[str, str] = Field(default_factory=dict, description="stdio: extra environment")
-    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers (no secrets)")
-    headers_from_env: dict[str, str] = Field(
-        default_factory=dict,
-        description="HTTP header -> environment variable holding its value (for tokens), or"
-        " 'PREFIX VARIABLE', e.g. 'Bearer LME_MEMORY_TOKEN'",
-    )
-    timeout_s: float = Field(default=60.0, gt=0, description="per tool call")
-
-
 class MemorySettings(_Section):
     backend: str = Field(
         default="embedded",
@@ -67,24 +52,23 @@ class MemorySettings(_Section):
         " the lme_bench.backends entry-point group, or 'package.module:Class'",
     )
     params: dict[str, Any] = Field(
-        default_factory=dict, description="the backend's own parameters, checked by its Params"
-    )
-    path: Path | None = Field(
-        default=None, description="SQLite file; default <results_dir>/memory.sqlite"
-    )
-    vault: str | None = Field(
-        default=None, description="vault title; default: one vault per host, lme-bench-<host>"
-    )
-    search: Literal["bm25", "dense", "hybrid"] = Field(
-        default="bm25", description="embedded search: BM25, dense vectors, or both blended"
-    )
-    alpha: float = Field(
-        default=0.6, ge=0.0, le=1.0, description="hybrid: weight of the dense score (Mycelian 0.6)"
+        default_factory=dict,
+        description="the backend's own parameters, checked by its Params (built-ins: see"
+        " [memory.params] by backend below)",
     )
     embedding_model: str = Field(
-        default="all-MiniLM-L6-v2", description="dense: model name (the packaged MiniLM)"
+        default="all-MiniLM-L6-v2",
+        description="the embedding model of any backend that embeds (embedded dense and hybrid"
+        " search; the packaged MiniLM)",
     )
-    mcp: McpSettings = McpSettings()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_keys_to_params(cls, data: Any) -> Any:
+        # A replayed recording is read as it was written, with no deprecation to report.
+        if isinstance(data, dict):
+            return move_legacy_keys(data, announce=_read_environment.get())
+        return data
 
     @field_validator("backend")
     @classmethod
@@ -93,18 +77,6 @@ class MemorySettings(_Section):
         if problem is not None:
             raise ValueError(problem)
         return name
-
-    @model_validator(mode="after")
-    def _mcp_server_named(self) -> MemorySettings:
-        if self.backend == "mcp":
-            if self.mcp.transport == "streamable_http" and not self.mcp.url:
-                raise ValueError(
-                    "backend = 'mcp' over streamable_http needs [memory.mcp] url,"
-                    " e.g. http://127.0.0.1:11546/mcp"
-                )
-            if self.mcp.transport == "stdio" and not self.mcp.command:
-                raise ValueError("backend = 'mcp' over stdio needs [memory.mcp] command (and args)")
-        return self
 
 
 class IngestSettings(_Section):
@@ -297,10 +269,6 @@ class Settings(BaseSettings):
         if self.models.qa:
             wanted |= {"answer", "judge"}
         return tuple(s for s in STAGES if s in wanted)
-
-    @property
-    def memory_path(self) -> Path:
-        return self.memory.path or self.run.results_dir / "memory.sqlite"
 
     @classmethod
     def settings_customise_sources(

@@ -10,6 +10,7 @@ import json
 from importlib import resources
 from typing import Any
 
+from lme_bench.backends.builtin_params import McpParams, builtin_params, memory_path
 from lme_bench.backends.protocol import Capability
 from lme_bench.backends.registry import backend_class, backend_source_digest
 from lme_bench.config.settings import Settings
@@ -31,20 +32,22 @@ def memory_identity(settings: Settings) -> dict[str, Any]:
     """Which memory system holds the memories: the store file or the server; for any other
     backend, its parameters, the source of its module, its model and its data folder."""
     memory = settings.memory
-    if memory.backend == "embedded":
-        where: Any = str(settings.memory_path.resolve())
-    elif memory.backend != "mcp":
-        where = {
+    builtin = builtin_params(settings)  # embedded, mcp: their checked [memory.params]
+    if builtin is None:
+        where: Any = {
             "params": memory.params,
             "source": backend_source_digest(memory.backend),
             "model": model_settings(settings, "memory"),
-            "data": str(settings.memory_path.parent.resolve()),
+            "data": str(memory_path(settings).parent.resolve()),
         }
-    elif memory.mcp.transport == "stdio":
-        where = [memory.mcp.command, *memory.mcp.args]
+    elif not isinstance(builtin, McpParams):
+        where = str(memory_path(settings).resolve())
+    elif builtin.transport == "stdio":
+        where = [builtin.command, *builtin.args]
     else:
-        where = memory.mcp.url
-    return {"backend": memory.backend, "where": where, "vault": memory.vault}
+        where = builtin.url
+    vault = builtin.vault if builtin is not None else None
+    return {"backend": memory.backend, "where": where, "vault": vault}
 
 
 def provider_settings(settings: Settings, model: str | None) -> dict[str, Any] | None:

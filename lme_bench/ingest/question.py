@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from lme_bench.backends.builtin_params import configured_vault
 from lme_bench.backends.capabilities import entry_memory_of
 from lme_bench.backends.entry_system import vault_title
 from lme_bench.backends.protocol import Capability, MemorySystem, Usage
@@ -120,7 +121,9 @@ async def locate_memories(
     try:
         vault_id = ""
         if entry_memory is not None:
-            vault_id = await entry_memory.get_or_create_vault(vault_title(settings.memory))
+            vault_id = await entry_memory.get_or_create_vault(
+                vault_title(configured_vault(settings))
+            )
         for question_id in question_ids:
             title = memory_title(question_id, run_id, settings.run.results_dir)
             if checkpoints is not None:
@@ -211,7 +214,7 @@ async def _ingest_question(
         elif backend is None:
             vault_id, memory_id = "", await system.open_memory(title)
         else:
-            vault_id = await backend.get_or_create_vault(vault_title(settings.memory))
+            vault_id = await backend.get_or_create_vault(vault_title(configured_vault(settings)))
             memory_id = await backend.get_or_create_memory(vault_id, title)
 
         async def held() -> int:

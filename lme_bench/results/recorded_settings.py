@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lme_bench.backends.builtin_params import comparable_memory
 from lme_bench.config.settings import Settings
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.run_folder import RerunError
@@ -33,7 +34,7 @@ FREE_KEYS = (
     "dataset.cache_dir",
     "models.timeout_s",
     "models.retry_attempts",
-    "memory.mcp.timeout_s",
+    "memory.params.timeout_s",
     "prices",
 )
 # A stage set of judging alone (no ingest, retrieval or answer) may ask for a new judge.
@@ -55,6 +56,16 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[dotted] = value
     return flat
+
+
+def comparable(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings as data, their `[memory]` table as runs compare it: old spellings where they
+    are read today, a built-in backend's params with their defaults left out; so a run
+    recorded before `[memory.params]` compares key by key with one configured today."""
+    memory = settings.get("memory")
+    return (
+        settings | {"memory": comparable_memory(memory)} if isinstance(memory, dict) else settings
+    )
 
 
 def _under(key: str, prefixes: tuple[str, ...] | set[str]) -> bool:
@@ -81,7 +92,7 @@ def _judge_keys(recorded: dict[str, Any], now: dict[str, Any]) -> set[str]:
 
 def differing_keys(recorded: dict[str, Any], settings: Settings, new_judge: bool) -> list[str]:
     """Dotted keys whose value differs from the recorded settings (free keys left out)."""
-    before, now = flatten(recorded), flatten(settings.redacted())
+    before, now = flatten(comparable(recorded)), flatten(comparable(settings.redacted()))
     allowed: set[str] = set(FREE_KEYS) | (_judge_keys(before, now) if new_judge else set())
     missing = object()
     return sorted(
@@ -121,7 +132,8 @@ def check_settings(run_dir: Path, settings: Settings, failed_only: bool = False)
     keys = differing_keys(recorded["settings"], settings, new_judge)
     if not keys:
         return
-    before, now = flatten(recorded["settings"]), flatten(settings.redacted())
+    before = flatten(comparable(recorded["settings"]))
+    now = flatten(comparable(settings.redacted()))
     changes = "; ".join(f"{k}: {_shown(before.get(k))} -> {_shown(now.get(k))}" for k in keys)
     raise SettingsChanged(
         f"{run_dir}: run {run_dir.name} was made with other settings ({changes}); "

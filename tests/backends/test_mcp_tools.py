@@ -100,7 +100,8 @@ def recorded(script: Path, params: dict[str, Any]) -> dict[str, Any]:
 def settings(tmp_path: Path, params: dict[str, Any]) -> Settings:
     """A memory model is configured: the backend must leave it unused (its account stays 0)."""
     return Settings(
-        memory={"backend": "mcp-tools", "params": params, "path": tmp_path / "m.sqlite"},
+        memory={"backend": "mcp-tools", "params": params},
+        run={"results_dir": tmp_path},
         models={"memory": "fake:echo", "judge": "none"},
     )
 

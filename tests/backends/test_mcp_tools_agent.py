@@ -20,6 +20,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from lme_bench.agent.tool_prompts import tool_prompts
+from lme_bench.backends.builtin_params import memory_path
 from lme_bench.backends.mcp_tools_fake_agent import KG_NOTE_TAKER, kg_note_taker
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings, load_settings
@@ -75,7 +76,6 @@ def _settings(tmp_path: Path, script: Path, **overrides: Any) -> Settings:
             "run.id": "kg-agent",
             "memory.backend": "mcp-tools",
             "memory.params": recorded(script, shipped_params(CONFIG)),
-            "memory.path": str(tmp_path / "memory.sqlite"),
             "ingest.mode": "agentic",
             "models.agent": "fake:kg-note-taker",
             "models.judge": "none",
@@ -85,7 +85,7 @@ def _settings(tmp_path: Path, script: Path, **overrides: Any) -> Settings:
 
 
 def _store(settings: Settings, memory_id: str) -> dict[str, list[str]]:
-    path = data_dir(settings.memory_path.parent) / f"{memory_id}.jsonl"
+    path = data_dir(memory_path(settings).parent) / f"{memory_id}.jsonl"
     entities = [item for item in graph(path) if item.get("type") == "entity"]
     assert {e["entityType"] for e in entities} <= {"session"}
     return {e["name"]: e["observations"] for e in entities}
@@ -142,7 +142,7 @@ def test_the_agent_writes_with_the_servers_tools_and_no_gold_label(
     # A second ingestion resumes every session from its checkpoint: no model, no tool call.
     _, again = asyncio.run(_ingest(settings))
     assert all(r.resumed for r in again)
-    sent, messages = stdio_sent(data_dir(settings.memory_path.parent) / f"wire-{memory_id}.log")
+    sent, messages = stdio_sent(data_dir(memory_path(settings).parent) / f"wire-{memory_id}.log")
     calls = tool_calls(messages)
     writes = [name for name, _ in calls if name in {"create_entities", "add_observations"}]
     assert writes == ["create_entities", "add_observations", "create_entities"]
@@ -314,7 +314,7 @@ def test_which_systems_take_agentic_ingestion_with_their_own_tools(tmp_path: Pat
         **{
             "memory.backend": "mcp-tools",
             "memory.params": shared,
-            "memory.path": str(tmp_path / "memory.sqlite"),
+            "run.results_dir": str(tmp_path),
             "ingest.mode": "agentic",
             "models.agent": "fake:kg-note-taker",
         },

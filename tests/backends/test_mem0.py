@@ -48,7 +48,8 @@ QUESTION_DATE = "2023/08/01 (Tue) 09:00"
 
 def settings(tmp_path: Path, model: str | None = "fake:mem0-extractor", **params: Any) -> Settings:
     return Settings(
-        memory={"backend": "mem0", "params": params, "path": tmp_path / "m.sqlite"},
+        memory={"backend": "mem0", "params": params},
+        run={"results_dir": tmp_path},
         models={"memory": model},
     )
 

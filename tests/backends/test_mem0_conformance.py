@@ -18,7 +18,8 @@ pytestmark = pytest.mark.slow  # a real mem0 with the MiniLM model: about a minu
 class TestMem0(MemorySystemConformance):
     def make_system(self, data_dir: Path) -> MemorySystem:
         settings = Settings(
-            memory={"backend": "mem0", "path": data_dir / "m.sqlite"},
+            memory={"backend": "mem0"},
+            run={"results_dir": data_dir},
             models={"memory": "fake:mem0-extractor"},
         )
         return open_system(settings)

@@ -64,11 +64,13 @@ def test_killed_run_resumes_to_the_results_of_an_uninterrupted_run(tmp_path: Pat
     # The reference run ends before the killed one starts: Prefect picks a temporary server's
     # port at random and checks it only by its health answer, so two temporary servers starting
     # at once can end up sharing one, and killing one run's server would break the other run.
-    clean_env = cli_env(tmp_path / "prefect-clean", LME_MEMORY__PATH=str(clean / "memory.sqlite"))
+    clean_env = cli_env(
+        tmp_path / "prefect-clean", LME_MEMORY__PARAMS__PATH=str(clean / "memory.sqlite")
+    )
     finish_ok(start_run(config, clean, RUN_ID, clean_env, *limit))
 
     store = killed / "memory.sqlite"
-    env = cli_env(tmp_path / "prefect-killed", LME_MEMORY__PATH=str(store))
+    env = cli_env(tmp_path / "prefect-killed", LME_MEMORY__PARAMS__PATH=str(store))
     victim = start_run(config, killed, RUN_ID, env, *limit)
     checkpoints = killed / "checkpoints.sqlite"
     deadline = time.monotonic() + 180

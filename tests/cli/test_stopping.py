@@ -70,7 +70,7 @@ def test_a_stopped_run_leaves_no_process_and_resumes(tmp_path: Path, sent: signa
     config = tmp_path / "agentic.toml"
     config.write_text(CONFIG)
     results = tmp_path / "results"
-    env = cli_env(tmp_path / "prefect", LME_MEMORY__PATH=str(results / "memory.sqlite"))
+    env = cli_env(tmp_path / "prefect", LME_MEMORY__PARAMS__PATH=str(results / "memory.sqlite"))
     limit = ("--limit", str(LIMIT))
     run = start_run(config, results, "stopped", env, *limit, preexec_fn=_ctrl_c_as_at_a_terminal)
     wait_for_progress(run, lambda: sessions_done(results / "checkpoints.sqlite"), 3, "sessions")

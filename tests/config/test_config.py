@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from lme_bench.backends.builtin_params import memory_path
 from lme_bench.config.settings import ConfigError, load_settings
 
 
@@ -18,25 +19,25 @@ def test_default_config_file_is_the_embedded_no_key_setup() -> None:
     assert settings.memory.backend == "embedded"
     assert settings.ingest.mode == "raw"
     assert settings.dataset.path is None  # the bundled sample
-    assert settings.memory_path == Path("results/memory.sqlite")
+    assert memory_path(settings) == Path("results/memory.sqlite")
 
 
 def test_environment_overrides_toml_and_explicit_overrides_win(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = _toml(tmp_path, '[run]\nid = "from-toml"\n[memory]\npath = "a.sqlite"\n')
+    path = _toml(tmp_path, '[run]\nid = "from-toml"\n[memory.params]\npath = "a.sqlite"\n')
     assert load_settings(path).run.id == "from-toml"
     monkeypatch.setenv("LME_RUN__ID", "from-env")
-    monkeypatch.setenv("LME_MEMORY__PATH", "/tmp/b.sqlite")
+    monkeypatch.setenv("LME_MEMORY__PARAMS__PATH", "/tmp/b.sqlite")
     settings = load_settings(path)
     assert settings.run.id == "from-env"
-    assert settings.memory_path == Path("/tmp/b.sqlite")
+    assert memory_path(settings) == Path("/tmp/b.sqlite")
     assert load_settings(path, **{"run.id": "from-cli"}).run.id == "from-cli"
 
 
 def test_memory_path_follows_results_dir(tmp_path: Path) -> None:
     settings = load_settings(None, **{"run.results_dir": str(tmp_path)})
-    assert settings.memory_path == tmp_path / "memory.sqlite"
+    assert memory_path(settings) == tmp_path / "memory.sqlite"
 
 
 @pytest.mark.parametrize(

@@ -150,15 +150,20 @@ def _pipeline(settings: Settings, n_questions: int) -> tuple[list[Any], list[Any
 def test_pipeline_over_mcp_scores_like_the_embedded_backend(
     tmp_path: Path, server: HttpServer
 ) -> None:
-    common = {"run.id": f"parity-{RUN_ID}", "memory.vault": unique_title("pipeline")}
+    vault = unique_title("pipeline")
+    common = {"run.id": f"parity-{RUN_ID}"}
     over_mcp = load_settings(
         None,
         **common,
         **{"run.results_dir": str(tmp_path / "mcp"), "memory.backend": "mcp"},
-        **{"memory.mcp": {"transport": "streamable_http", "url": server.url}},
+        **{"memory.params": {"transport": "streamable_http", "url": server.url, "vault": vault}},
     )
     assert isinstance(open_backend(over_mcp), McpBackend)
-    embedded = load_settings(None, **common, **{"run.results_dir": str(tmp_path / "embedded")})
+    embedded = load_settings(
+        None,
+        **common,
+        **{"run.results_dir": str(tmp_path / "embedded"), "memory.params": {"vault": vault}},
+    )
     embedded = embedded.model_copy(
         update={"retrieval": embedded.retrieval.model_copy(update={"top_k": MAX_TOP_KE})}
     )

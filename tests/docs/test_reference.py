@@ -95,3 +95,16 @@ def test_the_site_lists_the_generated_pages() -> None:
     flat = str(nav)
     assert gen.CONFIGURATION_PAGE in flat and gen.RESULTS_COLUMNS_PAGE in flat
     assert "docs/hooks.py" in yaml.safe_load(config)["hooks"]
+
+
+def test_each_built_in_backend_has_its_params_listed() -> None:
+    from lme_bench.backends.registry import backend_class
+    from lme_bench.config.backend_names import BUILT_IN
+
+    page = gen.configuration_reference()
+    for name in BUILT_IN:
+        heading = f'### `[memory.params]` of `backend = "{name}"`'
+        assert heading in page, f"{name}: no [memory.params] section"
+        part = page.split(heading)[1].split("\n### ")[0]
+        for key in backend_class(name).Params.model_fields:
+            assert f"| `{key}` |" in part, f"{name}: [memory.params] {key} missing"

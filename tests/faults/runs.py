@@ -36,7 +36,7 @@ KEYS = {
 
 def cli_env(prefect_home: Path, **extra: str) -> dict[str, str]:
     """The environment of a child run: none of this process's LME_/PREFECT_ settings, its own
-    Prefect home, and `extra` (e.g. PREFECT_API_URL, LME_MEMORY__PATH)."""
+    Prefect home, and `extra` (e.g. PREFECT_API_URL, LME_MEMORY__PARAMS__PATH)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LME_", "PREFECT_"))}
     return env | {
         "PYTHONPATH": str(ROOT),

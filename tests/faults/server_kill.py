@@ -35,7 +35,7 @@ def write_config(folder: Path, url: str) -> Path:
         f"""[memory]
 backend = "mcp"
 
-[memory.mcp]
+[memory.params]
 url = "{url}"
 timeout_s = 20
 

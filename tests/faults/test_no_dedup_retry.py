@@ -61,7 +61,7 @@ def test_retry_after_a_crash_mid_session_stores_each_turn_once(tmp_path: Path, m
 
     server = RecordingHttpServer(tmp_path / "server")
     settings = _settings(
-        tmp_path / "results", mode, backend="mcp", mcp=server.settings().model_dump()
+        tmp_path / "results", mode, backend="mcp", params=server.settings().model_dump()
     )
     server.start(tmp_path / "first.log", *NO_DEDUP, "--crash-after-adds", str(crash_after))
     try:

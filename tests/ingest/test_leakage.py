@@ -8,6 +8,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+from lme_bench.backends.builtin_params import memory_path
 from lme_bench.config.settings import load_settings
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.ingest.titles import memory_titles
@@ -24,7 +25,7 @@ def test_ingestion_stores_only_roles_contents_dates_and_opaque_keys(tmp_path: Pa
         asyncio.run(ingest_question(ref, settings, plan.run_id))
     instances = {q.instance.question_id: q.instance for q in iter_questions(bundled_sample())}
 
-    db = sqlite3.connect(settings.memory_path)
+    db = sqlite3.connect(memory_path(settings))
     titles = dict(db.execute("SELECT memory_id, title FROM memories"))
     question_of = memory_titles(list(instances), plan.run_id, settings.run.results_dir)
     assert sorted(titles.values()) == sorted(question_of)  # one memory per question
@@ -44,7 +45,7 @@ def test_ingestion_stores_only_roles_contents_dates_and_opaque_keys(tmp_path: Pa
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
 
-    stored = settings.memory_path.read_bytes().decode("utf-8", errors="replace")
+    stored = memory_path(settings).read_bytes().decode("utf-8", errors="replace")
     haystack_text = "\n".join(
         t.content for i in instances.values() for s in i.haystack_sessions for t in s
     )

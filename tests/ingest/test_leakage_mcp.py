@@ -38,7 +38,7 @@ def _settings(tmp_path: Path, mode: str, mcp: McpSettings) -> Settings:
         "run.results_dir": str(tmp_path / "results"),
         "run.id": "wire",
         "memory.backend": "mcp",
-        "memory.mcp": mcp.model_dump(mode="json"),
+        "memory.params": mcp.model_dump(mode="json"),
         "ingest.mode": mode,
         "models.qa": "fake:quote-memory",
         "models.judge": "none",

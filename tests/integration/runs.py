@@ -91,6 +91,8 @@ def write_config(folder: Path, base_url: str) -> Path:
     path.write_text(
         f"""[memory]
 backend = "embedded"
+
+[memory.params]
 path = "{folder / "memory.sqlite"}"
 vault = "it-vault"
 

@@ -190,7 +190,8 @@ def test_missing_extra_is_one_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_p
         EmbeddedStore(tmp_path / "m.sqlite", search="hybrid")
     from lme_bench.run.steps import plan_run
 
-    settings = load_settings(None, **{"run.results_dir": str(tmp_path), "memory.search": "dense"})
+    dense = {"run.results_dir": str(tmp_path), "memory.params": {"search": "dense"}}
+    settings = load_settings(None, **dense)
     with pytest.raises(MissingExtraError):
         plan_run(settings)
     assert not list(tmp_path.iterdir())  # failed before any work
@@ -213,8 +214,7 @@ def test_pipeline_runs_hybrid_and_records_the_mode(tmp_path: Path) -> None:
     overrides = {
         "run.results_dir": str(tmp_path),
         "run.id": "hy",
-        "memory.search": "hybrid",
-        "memory.alpha": 0.3,
+        "memory.params": {"search": "hybrid", "alpha": 0.3},
         "memory.embedding_model": HASHING,
     }
     settings = load_settings(None, **overrides)

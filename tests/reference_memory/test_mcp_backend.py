@@ -206,11 +206,12 @@ def test_headers_from_env_are_read_at_connect_time_and_never_shown(
 
 def test_mcp_backend_config_is_checked() -> None:
     with pytest.raises(ConfigError, match=r"url"):
-        load_settings(None, **{"memory.backend": "mcp"})
+        open_backend(load_settings(None, **{"memory.backend": "mcp"}))
+    stdio = {"memory.backend": "mcp", "memory.params": {"transport": "stdio"}}
     with pytest.raises(ConfigError, match=r"command"):
-        load_settings(None, **{"memory.backend": "mcp", "memory.mcp": {"transport": "stdio"}})
+        open_backend(load_settings(None, **stdio))
     settings = load_settings(
-        None, **{"memory.backend": "mcp", "memory.mcp": {"url": "http://127.0.0.1:1/mcp"}}
+        None, **{"memory.backend": "mcp", "memory.params": {"url": "http://127.0.0.1:1/mcp"}}
     )
     backend = open_backend(settings)
     assert isinstance(backend, McpBackend) and backend.name == "mcp"
@@ -228,6 +229,7 @@ def test_headers_from_env_take_a_prefix_and_the_variable_stays_secret(
     assert connection_config(settings).get("headers") == {
         "Authorization": "Bearer abcdefgh12345678"
     }
-    full = load_settings(None, **{"memory.mcp": {"headers_from_env": settings.headers_from_env}})
+    params = {"url": settings.url, "headers_from_env": settings.headers_from_env}
+    full = load_settings(None, **{"memory.backend": "mcp", "memory.params": params})
     assert "LME_TEST_BEARER" in secret_env_names(full, {})
     assert redact_secrets("sent abcdefgh12345678", full) == "sent [redacted LME_TEST_BEARER]"

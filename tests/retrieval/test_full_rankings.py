@@ -54,7 +54,9 @@ def _rows(settings: Settings, ref: QuestionRef, outcome: IngestOutcome) -> dict[
 
 
 def _mode(settings: Settings, search: str, alpha: float) -> Settings:
-    memory: dict[str, Any] = {"search": search, "alpha": alpha}
+    memory: dict[str, Any] = {
+        "params": {**settings.memory.params, "search": search, "alpha": alpha}
+    }
     if search != "bm25":
         memory["embedding_model"] = "hashing-trigram-256"
     return settings.model_copy(update={"memory": settings.memory.model_copy(update=memory)})
