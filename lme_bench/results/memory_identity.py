@@ -8,6 +8,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from lme_bench.backends.builtin_params import comparable_memory
+
 DIGEST_CHARS = 12
 
 
@@ -19,7 +21,10 @@ def params_digest(params: Mapping[str, Any]) -> str:
 
 
 def memory_identity(memory: Mapping[str, Any]) -> dict[str, Any]:
-    """Backend, parameters and their digest from a `[memory]` section (settings as a dict)."""
+    """Backend, parameters and their digest from a `[memory]` section (settings as a dict): a
+    built-in's params as its Params read them, defaults left out, and a run recorded with the
+    old `[memory] search` or `[memory.mcp]` spelling named as one configured today."""
+    memory = comparable_memory(memory)
     params = dict(memory.get("params") or {})
     return {
         "backend": memory.get("backend") or "embedded",

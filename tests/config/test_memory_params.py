@@ -218,3 +218,13 @@ def test_the_command_line_shows_each_deprecation_once(
         "lme-bench: warning: [memory] alpha is deprecated; write it as [memory.params] alpha = 0.5"
         in err
     )
+
+
+def test_a_run_recorded_with_the_old_keys_is_named_like_one_configured_today() -> None:
+    from lme_bench.results.memory_identity import memory_identity as named
+
+    old = {"backend": "embedded", "params": {}, "path": None, "search": "hybrid", "alpha": 0.6}
+    today = {"backend": "embedded", "params": {"search": "hybrid", "alpha": 0.6}}
+    assert named(old) == named(today)
+    assert named(today)["params"] == {"search": "hybrid"}  # alpha at its default
+    assert named({"backend": "mem0", "params": {"infer": False}})["params"] == {"infer": False}
