@@ -134,8 +134,9 @@ def _load_model(path: Path) -> Any:
 class SentenceTransformerEmbedder:
     """A local sentence-transformers model, loaded at the first `embed` (or `dim`)."""
 
-    def __init__(self, name: str, path: Path, batch_size: int = 16) -> None:
-        # 16: on 2 CPU cores no larger batch embedded ~330-character texts faster.
+    def __init__(self, name: str, path: Path, batch_size: int = 64) -> None:
+        # 64: the fastest of 1, 16, 64 and 256 for ≈ 380-character turns on 2 CPU cores
+        # (benchmarks/embedding_speed.py; encode sorts each call's texts by length first).
         self._name = name
         self.path = path
         self.batch_size = batch_size
