@@ -2,6 +2,7 @@
 
     python benchmarks/backend_speed.py [--questions 1] [--searches 40] [--backends a,b,...]
     python benchmarks/backend_speed.py --sample [--questions 34]   # the bundled sample instead
+    python benchmarks/backend_speed.py --sample --memory-model openai:gpt-4o-mini   # real model
 
 Each backend ingests generated S-scale questions (≈ 48 sessions, ≈ 490 turns each; data made
 once in benchmarks/data/) raw, through the ingest and retrieval stages' own code
@@ -11,7 +12,9 @@ run their real libraries with lme-bench's fake extraction models (the tests' set
 `mcp-stdio` and `mcp-http` reach our own memory server (`lme-bench memory serve`).
 
 Columns: seconds per ingested session (the ingest stage's wall time over sessions), search p50
-and p99 (ms), the system's own model and embedding calls per session (its `usage()`), session
+and p99 (ms), the system's own model and embedding calls per session (its `usage()` after the
+ingest stage), texts embedded during the retrieval stage (this process's shared embedders: the
+embedded store embeds its rows at the first dense search, then each query), session
 recall_any@5 of the non-abstention questions with its provenance (exact: the system's own
 session keys; attributed: matched by text), the ingest stage's time per call that reached the
 memory and the retrieval stage's time per question. The `noop` row is a backend that does
@@ -45,7 +48,7 @@ from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.generate import generate_dataset
 from lme_bench.dataset.loader import iter_questions
-from lme_bench.embeddings import forget_vectors
+from lme_bench.embeddings import EmbeddingCounts, forget_vectors, process_totals
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.retrieval.official_ids import RetrievalRow
 from lme_bench.run.steps import evaluate_question, ingest_question, plan_run, prepare_questions
@@ -169,6 +172,16 @@ async def timed_searches(settings: Settings, memory_id: str, texts: list[str]) -
         await system.close()
 
 
+def embedded_so_far() -> EmbeddingCounts:
+    return sum(process_totals().values(), EmbeddingCounts())
+
+
+def minus(after: EmbeddingCounts, before: EmbeddingCounts) -> EmbeddingCounts:
+    return EmbeddingCounts(
+        after.calls - before.calls, after.texts - before.texts, after.cache_hits - before.cache_hits
+    )
+
+
 def recall(rows: list[RetrievalRow]) -> float:
     """Mean recall_any@5 over the scored rows (abstentions and rows not applicable have none)."""
     scored = [r.metrics["recall_any@5"] for r in rows if "recall_any@5" in r.metrics]
@@ -183,24 +196,33 @@ def provenance(rows: list[RetrievalRow]) -> str:
     return "+".join(kinds) + (f" ({skipped} n/a)" if skipped else "") or "—"
 
 
-def measure(name: str, data: Path, questions: int, searches: int) -> dict[str, Any]:
+def measure(
+    name: str, data: Path, questions: int, searches: int, memory_model: str | None = None
+) -> dict[str, Any]:
     forget_vectors()  # each backend embeds from a cold process cache
     with (
         tempfile.TemporaryDirectory(prefix=f"lme-speed-{name}-") as tmp,
         serving(name, Path(tmp)) as overrides,
     ):
         base = {"dataset.path": str(data), "run.results_dir": tmp, "run.id": name}
+        if memory_model and "models.memory" in overrides:
+            overrides = overrides | {"models.memory": memory_model}
         settings = load_settings(None, **(base | overrides))
         plan = plan_run(settings)
         _, refs = prepare_questions(plan, limit=questions)
         outcomes: list[IngestOutcome] = []
         rows: list[RetrievalRow] = []
         ingest_s = evaluate_s = ingest_cpu_s = 0.0
+        # the retrieval stage reads no usage: its embeddings (the embedded store's lazy ones,
+        # queries) are what this process's shared models embedded meanwhile
+        searching = EmbeddingCounts()
         for ref in refs:
             started, cpu = time.perf_counter(), time.process_time()
             outcome = asyncio.run(ingest_question(ref, settings, plan.run_id))
             ingested, ingest_cpu_s = time.perf_counter(), ingest_cpu_s + time.process_time() - cpu
+            before = embedded_so_far()
             rows += asyncio.run(evaluate_question(ref, outcome, settings))
+            searching = searching + minus(embedded_so_far(), before)
             ingest_s += ingested - started
             evaluate_s += time.perf_counter() - ingested
             outcomes.append(outcome)
@@ -224,6 +246,7 @@ def measure(name: str, data: Path, questions: int, searches: int) -> dict[str, A
         "model_calls_per_session": usage.model_calls / max(sessions, 1),
         "embedding_calls_per_session": usage.embedding_calls / max(sessions, 1),
         "embedded_texts_per_session": usage.embedded_texts / max(sessions, 1),
+        "retrieval_embedded_texts_per_question": searching.texts / max(len(refs), 1),
         **{f"{level}_recall_any@5": recall(r) for level, r in by_level.items()},
         **{f"{level}_provenance": provenance(r) for level, r in by_level.items()},
         # the ingest stage's time per call that reached the memory, the retrieval stage's per
@@ -244,7 +267,16 @@ def main() -> None:
     parser.add_argument("--backends", default=",".join(BACKENDS))
     parser.add_argument("--sample", action="store_true", help="the bundled sample's questions")
     parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "data")
+    parser.add_argument(
+        "--memory-model",
+        help="a real model for mem0, LangMem and Graphiti instead of their fakes,"
+        " e.g. openai:gpt-4o-mini (its key from the environment)",
+    )
     args = parser.parse_args()
+    names = args.backends.split(",")
+    unknown = [name for name in names if name not in BACKENDS]
+    if unknown:
+        raise SystemExit(f"--backends: unknown {', '.join(unknown)}; known: {', '.join(BACKENDS)}")
 
     if args.sample:
         data = ROOT / "lme_bench" / "dataset" / "sample" / "longmemeval_sample.json"
@@ -254,10 +286,8 @@ def main() -> None:
             data.parent.mkdir(parents=True, exist_ok=True)
             generate_dataset(data, n_questions=max(args.questions, 2), scale="s", seed=0)
     columns = None
-    for name in args.backends.split(","):
-        if name not in BACKENDS:
-            raise SystemExit(f"--backends: unknown backend {name!r}; known: {', '.join(BACKENDS)}")
-        figures = measure(name, data, args.questions, args.searches)
+    for name in names:
+        figures = measure(name, data, args.questions, args.searches, args.memory_model)
         if columns is None:
             columns = list(figures)
             print("| " + " | ".join(columns) + " |")
