@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import itertools
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
@@ -106,10 +105,10 @@ def test_rpm_spaces_call_starts_evenly_across_threads() -> None:
     began = time.monotonic()
     _in_threads(4, work)
     starts.sort()
-    gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert len(starts) == 12
-    assert min(gaps) >= 60 / rpm - 0.01
-    assert starts[-1] - began >= 11 * 60 / rpm - 0.02  # 12 starts need 11 intervals
+    # What the pacer guarantees: the k-th start is booked k intervals after the first, and no
+    # call starts before its booking (a busy machine may wake a thread late, never early).
+    assert all(start - began >= k * 60 / rpm - 0.01 for k, start in enumerate(starts))
 
 
 def test_pacer_books_starts_one_interval_apart() -> None:
