@@ -32,24 +32,32 @@ def _unknown_key_hint(key: str, valid: list[str]) -> str:
     return f"{guess} (valid keys: {', '.join(valid)})"
 
 
-def import_hint(module_name: str, error: ImportError) -> str:
-    """Advice for a `module:Class` whose import failed: the module itself not found (its folder
-    not on the path), or a package it imports missing."""
+def import_hint(module_name: str, error: ImportError, attribute: str = "Class") -> str:
+    """Advice for a `module:Class` or `path/to/file.py:Class` whose import failed: the module
+    itself not found (its folder not on the path, or a file path without `.py`), or a package
+    it imports missing."""
     missing: Any = getattr(error, "name", None)
     if not isinstance(error, ModuleNotFoundError) or not isinstance(missing, str):
         return ""
-    if module_name == missing or module_name.startswith(f"{missing}."):
-        as_file = Path(*module_name.split(".")).with_suffix(".py")
-        if as_file.is_file():  # the `lme-bench` command does not look in the current folder
-            return (
-                f". {as_file} is in the current folder, which is not on the import path: name"
-                f" the file ('{as_file}:Class') or run with PYTHONPATH=. set"
-            )
-        return (
-            f". Is the folder holding {module_name!r} on PYTHONPATH (e.g. PYTHONPATH=path/to/folder"
-            f" lme-bench run ...)? Or name the file instead: 'path/to/{as_file.name}:Class'"
-        )
+    is_file = module_name.endswith(".py")
+    if not is_file and (module_name == missing or module_name.startswith(f"{missing}.")):
+        return _module_not_found_hint(module_name, attribute)
     return (
         f". {module_name!r} imports {missing!r}, which is not installed in this environment:"
         f" install it with lme-bench's pins kept, e.g. `pip install -c constraints.txt {missing}`"
+    )
+
+
+def _module_not_found_hint(module_name: str, attribute: str) -> str:
+    if "/" in module_name or "\\" in module_name:  # a file path written without `.py`
+        return f". A file is named with its `.py`: '{module_name}.py:{attribute}'"
+    as_file = Path(*module_name.split(".")).with_suffix(".py")
+    if as_file.is_file():  # the `lme-bench` command does not look in the current folder
+        return (
+            f". {as_file} is in the current folder, which is not on the import path: name"
+            f" the file ('{as_file}:{attribute}') or run with PYTHONPATH=. set"
+        )
+    return (
+        f". Is the folder holding {module_name!r} on PYTHONPATH (e.g. PYTHONPATH=path/to/folder"
+        f" lme-bench run ...)? Or name the file instead: 'path/to/{as_file.name}:{attribute}'"
     )

@@ -32,7 +32,7 @@ from lme_bench.embeddings import load_embedder
 _REQUIRED = ("Params", "name", "capabilities")
 
 
-def _module(module_name: str, where: str) -> ModuleType:
+def _module(module_name: str, attribute: str, where: str) -> ModuleType:
     """An importable module, or a Python file by its path (relative to the current folder)."""
     try:
         if not module_name.endswith(".py"):
@@ -53,13 +53,13 @@ def _module(module_name: str, where: str) -> ModuleType:
             raise
         return module
     except ImportError as error:
-        hint = "" if module_name.endswith(".py") else import_hint(module_name, error)
+        hint = import_hint(module_name, error, attribute)
         raise ConfigError(f"{where}: cannot import {module_name!r}: {error}{hint}") from error
 
 
 def _load(target: str, where: str) -> type[MemorySystem]:
     module_name, _, attribute = target.rpartition(":")
-    module = _module(module_name, where)
+    module = _module(module_name, attribute, where)
     cls = getattr(module, attribute, None)
     if not isinstance(cls, type):
         raise ConfigError(f"{where}: {module_name!r} has no class {attribute!r}")

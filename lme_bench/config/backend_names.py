@@ -30,4 +30,7 @@ def unknown_backend(name: str) -> str | None:
     if name in plugins:
         return None
     known = [*BUILT_IN, *plugins]
-    return f"unknown backend {name!r} (known: {', '.join(known)}, or 'module:Class')"
+    return (
+        f"unknown backend {name!r} (known: {', '.join(known)}; or a class of your own as"
+        " 'module:Class' or 'path/to/file.py:Class', with a colon before the class)"
+    )

@@ -92,14 +92,14 @@ def test_a_module_that_does_not_import_gets_a_hint(
     with pytest.raises(ConfigError) as raised:
         backend_class("chroma_backend:SessionNotes")
     assert "Is the folder holding 'chroma_backend' on PYTHONPATH" in str(raised.value)
-    assert "'path/to/chroma_backend.py:Class'" in str(raised.value)
+    assert "'path/to/chroma_backend.py:SessionNotes'" in str(raised.value)
     monkeypatch.chdir(tmp_path)  # run from the file's folder, which is still not on the path
     with pytest.raises(ConfigError) as raised:
         backend_class("chroma_backend:SessionNotes")
     assert "chroma_backend.py is in the current folder, which is not on the import path" in str(
         raised.value
     )
-    assert "('chroma_backend.py:Class')" in str(raised.value)
+    assert "('chroma_backend.py:SessionNotes')" in str(raised.value)
     # a module that is found but imports a package that is not installed
     (tmp_path / "needs_chroma.py").write_text("import chromadb_not_installed\n")
     monkeypatch.syspath_prepend(str(tmp_path))
