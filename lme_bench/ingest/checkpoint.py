@@ -163,3 +163,22 @@ class Checkpoints:
                 "SELECT ingestion_id FROM ingestion_ids WHERE memory_id = ?", (memory_id,)
             ).fetchone()
         return str(row[0]) if row else ""
+
+
+def claimed_fingerprints(path: Path, memory_ids: list[str]) -> dict[str, str]:
+    """The ingestion fingerprint each memory was claimed with, read without writing (the file
+    may not exist yet: nothing claimed)."""
+    if not path.is_file() or not memory_ids:
+        return {}
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
+    try:
+        marks = ",".join("?" * len(memory_ids))
+        rows = db.execute(
+            f"SELECT memory_id, fingerprint FROM ingestions WHERE memory_id IN ({marks})",
+            memory_ids,
+        ).fetchall()
+    except sqlite3.OperationalError:  # a file from before claims were kept
+        return {}
+    finally:
+        db.close()
+    return {str(memory_id): str(fingerprint) for memory_id, fingerprint in rows}

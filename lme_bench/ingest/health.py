@@ -10,11 +10,13 @@
   user message of its first, middle and last sessions, then the longest word of each). The
   protocol asks for hits without a score threshold, so a memory holding anything answers one
   of them; a memory that answers none is reported empty. For a system whose search finds only
-  text holding the whole query as it is, `empty` means "found nothing with its own words".
+  text holding the whole query as it is, `empty` means "found nothing with its own words". A
+  probe search that fails leaves the memory `unchecked`.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
 from lme_bench.backends.protocol import MemorySystem
@@ -26,6 +28,7 @@ EMPTY = "empty"
 UNCHECKED = "unchecked"
 PROBE_CHARS = 200  # of a message searched as it is
 _WORD = re.compile(r"\w{4,}")
+log = logging.getLogger(__name__)
 
 
 def probe_queries(view: QuestionView) -> list[str]:
@@ -55,9 +58,21 @@ async def entry_memory_health(
 
 
 async def searched_health(system: MemorySystem, memory_id: str, view: QuestionView) -> str:
-    """A system without an entry surface: healthy once a probe search finds a hit."""
+    """A system without an entry surface: healthy once a probe search finds a hit. A search
+    that fails leaves the memory unchecked, and the ingestion stands: the retrieval and answer
+    stages search it again and report the failure as theirs."""
     await system.wait_until_ready(memory_id)
     for query in probe_queries(view):
-        if await system.search(memory_id, query, question_date=view.question_date, k=1):
+        try:
+            found = await system.search(memory_id, query, question_date=view.question_date, k=1)
+        except Exception as error:  # the backend's own fault, reported where it searches next
+            log.warning(
+                "memory %s: the health probe's search failed (%s: %s); left unchecked",
+                memory_id,
+                type(error).__name__,
+                error,
+            )
+            return UNCHECKED
+        if found:
             return HEALTHY
     return EMPTY

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from lme_bench.backends.builtin_params import configured_vault
 from lme_bench.backends.capabilities import entry_memory_of
@@ -13,12 +14,12 @@ from lme_bench.backends.entry_system import vault_title
 from lme_bench.backends.protocol import Capability, MemorySystem, Usage
 from lme_bench.backends.registry import backend_class, open_system
 from lme_bench.common.limits import ThreadSafeSlots, provider_limiter
-from lme_bench.config.settings import Settings
+from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
 from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.ingest.as_they_are import TurnEntries, WholeSessions
-from lme_bench.ingest.checkpoint import Checkpoints
+from lme_bench.ingest.checkpoint import Checkpoints, claimed_fingerprints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
 from lme_bench.ingest.health import UNCHECKED, entry_memory_health, searched_health
 from lme_bench.ingest.loop import SessionWriter, feed_sessions
@@ -31,8 +32,9 @@ class MissingMemoryError(ValueError):
     """A later stage found no ingested memory for the question (a permanent error)."""
 
 
-class IngestSettingsChanged(ValueError):
-    """The question's memory was filled with other ingestion settings (a permanent error)."""
+class IngestSettingsChanged(ConfigError):
+    """The question's memory was filled with other ingestion settings or another version of the
+    memory system's code (a permanent error)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +64,12 @@ class IngestOutcome:
         return sum(s.turns for s in self.sessions)
 
 
+def _checkpoints_path(settings: Settings) -> Path:
+    return settings.run.results_dir / "checkpoints.sqlite"
+
+
 def _checkpoints(settings: Settings) -> Checkpoints:
-    return Checkpoints(settings.run.results_dir / "checkpoints.sqlite")
+    return Checkpoints(_checkpoints_path(settings))
 
 
 def check_run_models(settings: Settings) -> None:
@@ -85,8 +91,6 @@ def check_run_models(settings: Settings) -> None:
         if Capability.ENTRIES not in capabilities and not (
             settings.ingest.mode == "agentic" and Capability.AGENT_TOOLS in capabilities
         ):
-            from lme_bench.config.settings import ConfigError
-
             needs = "a memory with entries and a context document"
             if settings.ingest.mode == "agentic":
                 needs += ", or a memory system that gives an agent tools of its own"
@@ -137,7 +141,26 @@ async def locate_memories(
         if checkpoints is not None:
             checkpoints.close()
         await system.close()
+    if "ingest" in settings.stages:
+        _check_claims(located, settings, run_id)
     return located
+
+
+def _check_claims(located: dict[str, MemoryLocation], settings: Settings, run_id: str) -> None:
+    """One error before any work when memories the run would ingest into were filled with other
+    ingestion settings or code, instead of every question failing on its own."""
+    filled = {loc.memory_id: qid for qid, loc in located.items() if loc.entries > 0}
+    claims = claimed_fingerprints(_checkpoints_path(settings), list(filled))
+    fingerprint = ingest_fingerprint(settings)
+    changed = sorted(filled[m] for m, claimed in claims.items() if claimed != fingerprint)
+    if changed:
+        raise IngestSettingsChanged(
+            f"run {run_id!r}: the memories of {len(changed)} of {len(located)} questions (e.g."
+            f" {changed[0]}) were filled with other [ingest]/[memory]/agent settings or another"
+            " version of the memory system's code (a plug-in backend's file counts); ingest"
+            " under a new run id (or [cache] scope = 'shared'), or run the other stages alone"
+            " on these memories"
+        )
 
 
 async def _items_held(backend: EntryMemory, vault_id: str, memory_id: str) -> int:

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from lme_bench.backends.protocol import Session
+from lme_bench.backends.protocol import Hit, Session
 from lme_bench.backends.registry import backend_data_dir
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.views import QuestionView, SessionView, TurnView, make_view
@@ -136,6 +136,27 @@ class ForgetfulNotes(RecordingNotes):
 
     async def ingest_session(self, memory_id: str, session: Session) -> None:
         self._record("ingest_session", memory_id=memory_id)
+
+
+class BrokenSearchNotes(RecordingNotes):
+    """Keeps every session; its search fails (a bug in the backend)."""
+
+    name = "broken-search-notes"
+
+    async def search(self, memory_id: str, query: str, *, question_date: str, k: int) -> list[Hit]:
+        raise RuntimeError("search is broken")
+
+
+def test_a_failing_probe_search_leaves_the_ingestion_standing_and_unchecked(
+    tmp_path: Path,
+) -> None:
+    backend = "tests/ingest/test_memory_health.py:BrokenSearchNotes"
+    settings = _settings(tmp_path, None, **{"memory.backend": backend, "memory.params": {}})
+    plan = plan_run(settings)
+    _, refs = prepare_questions(plan, limit=1)
+    outcome = asyncio.run(ingest_question(refs[0], settings, plan.run_id))
+    assert outcome.ingest_health == "unchecked"
+    assert outcome.sessions and all(r.status == "ok" for r in outcome.sessions)
 
 
 def _searches(settings: Settings) -> list[dict[str, Any]]:

@@ -97,6 +97,28 @@ def test_new_ingestion_settings_under_the_same_run_id_are_refused(tmp_path: Path
     asyncio.run(ingest_question(refs[0], agentic, "other"))  # a new run id: a new memory
 
 
+def test_memories_filled_with_other_settings_stop_the_run_before_any_work(tmp_path: Path) -> None:
+    """Locating the memories finds the changed claim: one error for the run, naming how many
+    questions it concerns, instead of every question failing in its ingestion."""
+    from lme_bench.ingest.question import IngestSettingsChanged, locate_memories
+
+    common = {"run.results_dir": str(tmp_path), "run.id": "same"}
+    raw = load_settings(None, **common)
+    ids = [ref.question_id for ref in prepare_questions(plan_run(raw), None, 2)[1]]
+    _, refs = prepare_questions(plan_run(raw), None, 1)
+    asyncio.run(ingest_question(refs[0], raw, "same"))  # the first question only
+    agentic = load_settings(
+        None, **common, **{"ingest.mode": "agentic", "models.agent": "fake:note-taker"}
+    )
+    with pytest.raises(IngestSettingsChanged, match="1 of 2 questions") as refused:
+        asyncio.run(locate_memories(ids, agentic, "same"))
+    assert ids[0] in str(refused.value)
+    retrieval_only = load_settings(None, **common, **{"run.stages": ["retrieval"]})
+    located = asyncio.run(locate_memories(ids, retrieval_only, "same"))
+    assert located[ids[0]].entries > 0 and located[ids[1]].entries == 0
+    assert asyncio.run(locate_memories(ids, raw, "same")).keys() == set(ids)  # same settings
+
+
 def test_ingestions_prepare_a_few_at_a_time_and_a_failed_one_gives_its_turn_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
