@@ -8,7 +8,6 @@ hypotheses tables still get an error row, so they have a row for every question.
 from __future__ import annotations
 
 import logging
-import traceback
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar, cast
 
@@ -21,7 +20,7 @@ from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.qa.stage import unanswered_row
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
-from lme_bench.run.failure_origin import log_failure, raised_at, with_origin
+from lme_bench.run.failure_origin import exception_text, log_failure, raised_at, with_origin
 from lme_bench.run.finish import RunResults
 from lme_bench.run.steps import StageFailed, error_rows
 
@@ -94,8 +93,7 @@ def _expect(value: StageValue | None, kind: type[T]) -> T | None:
 def error_text(error: BaseException | str | None) -> str:
     """A failed question's `error`: the exception, and where it was raised (file:line)."""
     if isinstance(error, BaseException):
-        text = "".join(traceback.format_exception_only(error)).strip()
-        return redact_secrets(with_origin(text, error))
+        return redact_secrets(with_origin(exception_text(error), error))
     return redact_secrets(str(error or "failed"))
 
 

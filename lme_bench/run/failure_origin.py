@@ -90,6 +90,15 @@ def copy_origin(source: BaseException, target: BaseException) -> None:
             _set(target, name, value)
 
 
+def exception_text(error: BaseException) -> str:
+    """The exception as its traceback's last line ends, with its class's bare name, as
+    Python shows built-in ones (`TransientMemoryError: busy`, not the module's path)."""
+    text = "".join(traceback.format_exception_only(error)).strip()
+    kind = type(error)
+    qualified = f"{kind.__module__}.{kind.__qualname__}"
+    return kind.__qualname__ + text[len(qualified) :] if text.startswith(qualified) else text
+
+
 def with_origin(text: str, error: BaseException) -> str:
     """`text` followed by ` (at file.py:42 in name)` when the error's origin is known."""
     where = raised_at(error)
@@ -113,15 +122,32 @@ def log_failure(log: logging.Logger, message: str, error: BaseException) -> None
         _set(error, _SHOWN, True)
 
 
+# Prefect's task runs of the per-question stages are named after the stage (tasks/benchmark.py).
+_QUESTION_TASKS = frozenset({"ingest", "retrieval", "answer", "judge"})
+
+
+def _told_with_its_question(record: logging.LogRecord) -> bool:
+    """A per-question task run's record (Prefect logs a traceback when a transient fault has
+    used up its retries): the question's failure line (lme_bench.run.collect) shows it, once
+    per kind of failure."""
+    return record.name == "prefect.task_runs" and getattr(record, "task_name", None) in (
+        _QUESTION_TASKS
+    )
+
+
 class TracebackOnce(logging.Filter):
     """On log handlers: the first record carrying an exception shows its traceback (for an
     error a worker process sent back, the one kept where it was raised), later records about
-    the same exception (a task's failure, then its flow's) keep only their message. Shared by
+    the same exception (a task's failure, then its flow's) keep only their message; a
+    per-question task run's record never does, as its question's failure line does. Shared by
     every handler, as the decision is kept on the record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         if error is None:
+            return True
+        if _told_with_its_question(record):
+            record.exc_info, record.exc_text = None, None
             return True
         show = getattr(record, _SHOWN, None)
         if show is None:

@@ -6,7 +6,6 @@ answer_question -> judge_question; then lme_bench.run.finish.write_run
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -32,6 +31,7 @@ from lme_bench.results.manifest import package_versions
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow, failed_rows
 from lme_bench.retrieval.stage import evaluate_question as evaluate_question
+from lme_bench.run.failure_origin import exception_text
 
 
 def bundled_sample() -> Path:
@@ -103,7 +103,7 @@ def prepare_questions(
 
 
 def error_rows(ref: QuestionRef, error: BaseException | str) -> list[RetrievalRow]:
-    text = error if isinstance(error, str) else "".join(traceback.format_exception_only(error))
+    text = error if isinstance(error, str) else exception_text(error)
     text = redact_secrets(text.strip())
     return failed_rows(ref.question_id, ref.question_type, ref.is_abstention, text)
 

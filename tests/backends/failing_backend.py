@@ -59,6 +59,10 @@ class BusyOnce(_Base):
         return []
 
 
+def always_busy() -> None:
+    raise TransientMemoryError("server busy")
+
+
 def _lost_index() -> None:
     raise RuntimeError("the index is gone")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lme_bench.backends.protocol import TransientMemoryError
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import prepare_dataset, select_questions
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
@@ -116,4 +117,36 @@ def test_questions_failing_alike_share_one_traceback(tmp_path: Path) -> None:
     text = "\n".join(lines.lines)
     assert text.count("Traceback (most recent call last)") == 1, text
     assert f"question {refs[1].question_id} failed: RuntimeError: the index is gone" in text
+    assert f"(traceback as for question {refs[0].question_id})" in text
+
+
+def test_transient_failures_out_of_retries_share_one_traceback_and_a_bare_name(
+    tmp_path: Path,
+) -> None:
+    refs = select_questions(prepare_dataset(bundled_sample(), tmp_path / "cache"), limit=2)
+    collector = RunCollector(refs, _retrieval_batch(tmp_path, "Broken").settings)
+    lines = _Lines()
+    show_tracebacks_once([lines])
+    logging.getLogger().addHandler(lines)
+    try:
+        for index, ref in enumerate(refs):
+            try:
+                failing_backend.always_busy()
+            except TransientMemoryError as error:
+                # what Prefect's task engine logs when the retries are used up
+                logging.getLogger("prefect.task_runs").error(
+                    "Task run failed - Retries are exhausted",
+                    exc_info=error,
+                    extra={"task_name": "ingest"},
+                )
+                location = MemoryLocation(ref.question_id, "", "memory-1", 0)
+                collector.finished(Done(IngestJob(index, location), None, error))
+    finally:
+        logging.getLogger().removeHandler(lines)
+    text = "\n".join(lines.lines)
+    assert text.count("Traceback (most recent call last)") == 1, text
+    assert f"question {refs[0].question_id} failed: TransientMemoryError: server busy (at" in text
+    assert (
+        "failed: lme_bench.backends.protocol." not in text
+    )  # the traceback's own last line has it
     assert f"(traceback as for question {refs[0].question_id})" in text

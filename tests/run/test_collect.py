@@ -60,7 +60,7 @@ def test_failure_rows_are_kept_but_the_question_counts_as_failed(tmp_path: Path)
     failed = unanswered_row(collector.refs[0], collector.settings, "RateLimitError: quota")
     assert collector.finished(Done(answer, None, StageFailed(failed))) == []  # no judging
     assert collector.results().hypotheses == [failed]
-    assert collector.failed["q1"] == "lme_bench.run.steps.StageFailed: RateLimitError: quota"
+    assert collector.failed["q1"] == "StageFailed: RateLimitError: quota"
 
 
 def test_the_longest_ingestion_is_started_first(tmp_path: Path) -> None:
