@@ -9,6 +9,7 @@ gets the rows from the exception.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,9 +33,10 @@ from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 from lme_bench.run import cache_keys, finish, steps
 from lme_bench.run.batch import Batch, BatchFailed, BatchRunner, Outcome
-from lme_bench.run.transient import is_transient, scrubbed
+from lme_bench.run.transient import is_transient, retry_notice, scrubbed
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 _UPSTREAM = {
     "ingest": "location",
@@ -45,9 +47,15 @@ _UPSTREAM = {
 
 
 def _retry_transient(task: Task[Any, Any], run: TaskRun, state: State[Any]) -> bool:
+    """Prefect asks only while retries are left, so a True here is a retry: said in one line
+    at WARNING, as Prefect's own line is at INFO, hidden without -v."""
     # The state's result is the exception the task raised (read synchronously).
     error = state.result(raise_on_failure=False, _sync=True)  # type: ignore[call-overload]
-    return isinstance(error, BaseException) and is_transient(error)
+    retry = isinstance(error, BaseException) and is_transient(error)
+    if retry:
+        attempts = (task.retries or 0) + 1
+        _log.warning(retry_notice(run.name, run.run_count, attempts, error))
+    return retry
 
 
 def _given(value: Any) -> Any:

@@ -12,6 +12,7 @@ per core: threads of one process would take turns.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import pickle
 import random
@@ -31,10 +32,11 @@ from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.run import steps
 from lme_bench.run.failure_origin import copy_origin
-from lme_bench.run.transient import is_transient, scrubbed
+from lme_bench.run.transient import is_transient, retry_notice, scrubbed
 
 T = TypeVar("T")
 Item = TypeVar("Item")
+_log = logging.getLogger(__name__)
 
 # What a task of its own gets on a transient fault: two retries, after 2 s then 10 s, ± 50%.
 RETRY_DELAYS = (2.0, 10.0)
@@ -114,10 +116,11 @@ def run_each(
     *,
     sleep: Callable[[float], object] = STOPPING.wait,
     rng: random.Random | None = None,
+    describe: Callable[[Item], str] = str,
 ) -> list[Outcome[T]]:
-    """`work` on every item in order, each retried on transient faults as a task would be.
-    Once the run is stopping (a wait for a retry ends then too), the items left end with
-    RunStopped."""
+    """`work` on every item in order, each retried on transient faults as a task would be,
+    each retry said in one WARNING line naming the item (`describe`). Once the run is stopping
+    (a wait for a retry ends then too), the items left end with RunStopped."""
     rng = rng or random.Random()
     outcomes: list[Outcome[T]] = []
     for item in items:
@@ -135,6 +138,8 @@ def run_each(
                 if attempt > len(RETRY_DELAYS) or not is_transient(error):
                     outcomes.append(Outcome(None, error, attempt))
                     break
+                attempts = len(RETRY_DELAYS) + 1
+                _log.warning(retry_notice(describe(item), attempt, attempts, error))
                 delay = RETRY_DELAYS[attempt - 1]
                 sleep(delay * (1 + rng.uniform(-RETRY_JITTER, RETRY_JITTER)))
     return outcomes
@@ -171,7 +176,11 @@ class Batch:
                     raise
                 raise clean from None
 
-        return run_each(list(zip(self.refs, self.upstreams, strict=True)), one)
+        def describe(pair: tuple[QuestionRef, Any]) -> str:
+            return f"{self.stage} {pair[0].question_id} ({pair[0].question_type})"
+
+        pairs = list(zip(self.refs, self.upstreams, strict=True))
+        return run_each(pairs, one, describe=describe)
 
 
 def sendable(outcome: Outcome[Any]) -> Outcome[Any]:

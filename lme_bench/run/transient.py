@@ -10,7 +10,7 @@ from lme_bench.common.stop_signal import RunStopped
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.providers.faults import classify
-from lme_bench.run.failure_origin import copy_origin, keep_origin
+from lme_bench.run.failure_origin import copy_origin, exception_text, keep_origin, with_origin
 
 _PERMANENT = (
     DatasetError,
@@ -52,3 +52,11 @@ def scrubbed(error: Exception, settings: Settings | None = None) -> Exception:
     redacted = RedactedError(clean, is_transient(error))
     copy_origin(error, redacted)
     return redacted
+
+
+def retry_notice(what: str, attempt: int, attempts: int, error: BaseException) -> str:
+    """The one log line a retried stage gets: which question and stage, which attempt of how
+    many failed, and with what, e.g. `ingest q1 (multi-session): attempt 1 of 3 failed with
+    TransientMemoryError: server busy (at my_backend.py:42 in search); retrying`."""
+    failure = redact_secrets(with_origin(exception_text(error), error))
+    return f"{what}: attempt {attempt} of {attempts} failed with {failure}; retrying"

@@ -59,6 +59,22 @@ class BusyOnce(_Base):
         return []
 
 
+class BusyOnceInRetrieval(_Base):
+    """The first search deeper than one hit (retrieval's, not the ingestion's health probe)
+    finds the server busy; the next ones find nothing."""
+
+    name: ClassVar[str] = "busy-once-in-retrieval"
+    deep_searches: ClassVar[int] = 0
+
+    async def search(self, memory_id: str, query: str, *, question_date: str, k: int) -> list[Hit]:
+        type(self).searches += 1
+        if k > 1:
+            type(self).deep_searches += 1
+            if type(self).deep_searches == 1:
+                raise TransientMemoryError("server busy")
+        return []
+
+
 def always_busy() -> None:
     raise TransientMemoryError("server busy")
 

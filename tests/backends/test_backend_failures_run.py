@@ -55,3 +55,28 @@ def test_a_backend_failing_in_search_fails_its_question_with_its_line(tmp_path: 
     where = f"(at failing_backend.py:{line} in _lost_index)"
     rows = pq.read_table(tmp_path / "broken" / "retrieval.parquet").to_pylist()
     assert {row["error"] for row in rows} == {f"RuntimeError: the index is gone {where}"}
+
+
+@pytest.mark.slow
+def test_a_retried_stage_is_one_warning_line_at_the_default_log_level(tmp_path: Path) -> None:
+    done = _run(
+        tmp_path,
+        f"{BACKENDS}:BusyOnceInRetrieval",
+        "{}",
+        "--limit",
+        "1",
+        "--results-dir",
+        str(tmp_path),
+        "--run-id",
+        "busy",
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    line = _line_of(failing_backend.BusyOnceInRetrieval.search, "raise TransientMemoryError")
+    retried = [text for text in output.splitlines() if "; retrying" in text]
+    assert len(retried) == 1, output[-3000:]
+    assert "WARNING" in retried[0]
+    assert (
+        ": attempt 1 of 3 failed with TransientMemoryError: server busy"
+        f" (at failing_backend.py:{line} in search); retrying"
+    ) in retried[0]

@@ -3,6 +3,7 @@ gets, and each question's own retries and failure inside a batch."""
 
 from __future__ import annotations
 
+import logging
 import pickle
 import random
 import sqlite3
@@ -139,3 +140,20 @@ def test_an_error_a_worker_cannot_send_back_becomes_its_text() -> None:
     assert not is_transient(sent[0].error)
     assert isinstance(sent[1].error, ConnectionError) and is_transient(sent[1].error)
     assert sent[2] == outcomes[2]
+
+
+def test_each_retry_is_one_warning_naming_the_item_the_attempt_and_the_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def work(item: str) -> str:
+        raise ConnectionError("refused")
+
+    with caplog.at_level(logging.WARNING, logger="lme_bench.run.batch"):
+        run_each(["q1"], work, sleep=lambda _: None, describe=lambda item: f"ingest {item}")
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2, messages
+    for attempt, message in enumerate(messages, start=1):
+        assert message.startswith(
+            f"ingest q1: attempt {attempt} of 3 failed with ConnectionError: refused (at"
+        )
+        assert message.endswith(" in work); retrying")
