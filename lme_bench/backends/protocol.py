@@ -25,14 +25,26 @@ How the harness calls a backend (what an implementation may rely on, and must al
 - Calls on one instance may overlap: the answer stage's `multi-query` strategy awaits several
   `search` calls at once (`asyncio.gather`). `ingest_session` calls for one memory are awaited
   one after the other, in date order, never alongside another call on that memory.
+- The ingestion stage searches too: for a system without ENTRIES, once a memory's sessions are
+  in, it awaits `wait_until_ready` and then probes the memory's health with
+  `search(memory_id, query, question_date=..., k=1)`, where `query` is text the memory was
+  given (a user message, then a single word), until one finds a hit: one to six searches
+  (lme_bench/ingest/health.py). A probe that raises leaves the memory's health `unchecked` and
+  the ingestion stands; retrieval and answering search again and report the failure as theirs.
 - Instances overlap too: questions run in parallel (threads of one process and several
   processes), and one question's retrieval and answer stages may search its memory at the same
   time, each with its own instance over the same `BackendEnv.data_dir`. A backend that keeps
   files there must allow several processes to open them at once.
 - Failures: raise `TransientMemoryError` for a fault worth retrying (server busy, a lost
-  connection); the stage is retried with backoff, like a model provider's transient fault. Any
-  other exception fails the question at once, with its traceback in the log and its file and
-  line in the question's `error`.
+  connection); the stage is retried with backoff, like a model provider's transient fault, and
+  each retry is one WARNING line in the log naming the stage, the question, the attempt and the
+  error. Any other exception, or a transient one whose retries are used up, fails the question,
+  with its traceback in the log (once per kind of failure: the type and the line raising it)
+  and its file and line in the question's `error`.
+- The backend's code is part of what an ingestion depends on: a plug-in's source file is
+  hashed into the ingestion's fingerprint, so after the file changes, memories filled by the
+  old code are not ingested into again under the same run id (the run stops with one error
+  before any work); see docs/memory-systems.md.
 """
 
 from __future__ import annotations
@@ -48,8 +60,9 @@ from pydantic import BaseModel, ConfigDict
 
 class TransientMemoryError(Exception):
     """Raise it for a failure worth retrying: the server is busy, the connection was lost, a
-    lock is held. lme-bench retries the question's stage (twice, after about 2 s and 10 s);
-    any other exception fails the question without a retry."""
+    lock is held. lme-bench retries the question's stage (twice, after about 2 s and 10 s),
+    each retry one WARNING line in the log; any other exception fails the question without a
+    retry."""
 
 
 class Capability(StrEnum):
@@ -170,7 +183,10 @@ class BackendEnv:
     """A folder the backend may keep its files in, created before the backend is built:
     `<results_dir>/backends/<key>/`, one per results folder and backend class (see
     docs/memory-systems.md), shared by every stage of every run, so memories persist between
-    stages and runs. Several instances, in several processes, use it at once."""
+    stages and runs. Several instances, in several processes, use it at once. The folder
+    follows the class however `[memory] backend` spells it, but a run's recorded settings and
+    its memories' identity (the ingestion fingerprint; with `[cache] scope = "shared"`, the
+    memory titles) follow the spelling: keep one spelling per results folder."""
     scope: str
     """Reserved, always `""` (memory titles already differ between runs)."""
     chat_model: Any | None = None
@@ -182,10 +198,11 @@ class BackendEnv:
     """Call it to get the configured embedding model (`[memory] embedding_model`, the packaged
     all-MiniLM-L6-v2 by default): an object with `name` (str), `dim` (int) and `embed(texts)`
     returning one L2-normalised vector per text (lme_bench.embeddings.Embedder), not a
-    sentence-transformers model. Loading is lazy (the model loads at the first `embed`); each
-    call builds a new object, so keep the one you get. MiniLM needs the `dense` extra; without
-    it the call raises a ConfigError saying how to install it. None only when a backend is
-    built by hand."""
+    sentence-transformers model. The model is loaded once per process, at the first `embed`,
+    and shared by every instance and stage in that process (with a cache of the vectors it
+    made); each call returns a new view of it that counts its own calls, so keep the one you
+    get. MiniLM needs the `dense` extra; without it the call raises a ConfigError saying how to
+    install it. None only when a backend is built by hand."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Built-in backends' own inputs (the run's settings under `"settings"`); not part of the
     plug-in API."""
