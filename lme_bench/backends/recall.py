@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from lme_bench.backends.capabilities import entry_memory_of
 from lme_bench.backends.entry_system import entry_hit
-from lme_bench.backends.protocol import Hit, MemorySystem
+from lme_bench.backends.protocol import Hit, MemorySystem, Usage
 from lme_bench.entries.models import ContextHit
 
 
@@ -26,6 +26,15 @@ class Recall:
     contexts: list[ContextHit] = field(default_factory=list)  # context documents, best first
     latest_context: str | None = None  # the memory's newest context document
     seconds: float = 0.0  # how long the search took
+
+
+def usage_since(system: MemorySystem, before: Usage) -> Usage:
+    """The system's own calls since `before` was read from its `usage()`: what a stage's
+    searches cost it (query embeddings, model calls)."""
+    now = system.usage()
+    return Usage(
+        **{name: getattr(now, name) - getattr(before, name) for name in now.__dataclass_fields__}
+    )
 
 
 def hit_identity(hit: Hit) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from lme_bench.backends.protocol import Capability
-from lme_bench.backends.recall import MemorySearch
+from lme_bench.backends.recall import MemorySearch, usage_since
 from lme_bench.backends.registry import open_system
 from lme_bench.common.limits import provider_limiter
 from lme_bench.common.secrets import redact_secrets
@@ -36,7 +36,13 @@ async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) 
         counted = CountedModel(model, policy, account, provider_limiter(settings, spec.provider))
         search = MemorySearch(system, view.question_date)
         answerer = Answerer(search, counted, prompts, settings.qa)
+        before = system.usage()
         answer = await answerer.answer(view, memory_id)
+        spent = usage_since(system, before)
+        row.memory_embedding_calls, row.memory_model_calls = (
+            spent.embedding_calls,
+            spent.model_calls,
+        )
     except Exception as exc:
         if not _model_fault(exc):
             raise  # memory or code faults fail the task (and may be retried)

@@ -42,10 +42,16 @@ def latency_words(latency: dict[str, Any] | None) -> str:
     """ "p50 12 ms, p95 40 ms over 500 searches", or "" when the rows did not time it."""
     if not latency:
         return ""
-    return (
+    words = (
         f"p50 {seconds(latency['p50_s'])}, p95 {seconds(latency['p95_s'])} over "
         f"{count(latency['n'])} searches"
     )
+    own = [
+        f"{count(latency[key])} {label}"
+        for key, label in (("embedding_calls", "embedding calls"), ("model_calls", "model calls"))
+        if latency.get(key)
+    ]
+    return words + (f", with {' and '.join(own)} of the system's own" if own else "")
 
 
 def system_calls_words(system: dict[str, Any] | None) -> str:

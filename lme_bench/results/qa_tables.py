@@ -10,7 +10,8 @@ import pyarrow as pa
 
 from lme_bench.common.row_schema import Int64, row_fields, rows_table, table_schema
 
-SCHEMA_VERSION = "4"  # 2: judges' readable verdicts; 3: retries by cause; 4: capped, timeouts
+SCHEMA_VERSION = "5"  # 2: judges' readable verdicts; 3: retries by cause; 4: capped, timeouts;
+# 5: the memory system's own calls during the answer's searches
 
 
 @dataclass
@@ -39,6 +40,9 @@ class HypothesisRow:
     retries_server: int = 0
     capped_replies: int = 0  # replies the output cap cut short (finish_reason "length")
     timeouts: int = 0  # call attempts that timed out, retried or not
+    # the memory system's own calls during the searches (query embeddings, model calls)
+    memory_embedding_calls: int = 0
+    memory_model_calls: int = 0
     seconds: float = 0.0
     status: str = "ok"  # ok | error
     error: str | None = None

@@ -36,6 +36,8 @@ def read_retrieval(path: Path) -> list[RetrievalRow]:
                 row.get("depth"),
                 row.get("reason"),
                 row.get("search_seconds"),  # tables before schema 4 did not time it
+                row.get("search_embedding_calls"),  # nor, before schema 5, count its calls
+                row.get("search_model_calls"),
             )
         )
     return rows

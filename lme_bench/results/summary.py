@@ -114,13 +114,16 @@ def _quantile(values: Sequence[float], q: float) -> float:
 def search_latency(rows: Sequence[RetrievalRow]) -> dict[str, Any] | None:
     """p50 / p95 of the memory's search call over the questions searched (one search a
     question, shared by both granularities); None when no row timed it (older tables)."""
-    timed = {r.question_id: r.search_seconds for r in rows if r.search_seconds is not None}
+    timed = {r.question_id: r for r in rows if r.search_seconds is not None}
     if not timed:
         return None
-    values = list(timed.values())
+    values = [r.search_seconds or 0.0 for r in timed.values()]
     return {
         "n": len(values),
         "p50_s": _quantile(values, 0.5),
         "p95_s": _quantile(values, 0.95),
         "max_s": max(values),
+        # the memory system's own calls in those searches (tables before schema 5: not counted)
+        "embedding_calls": sum(r.search_embedding_calls or 0 for r in timed.values()),
+        "model_calls": sum(r.search_model_calls or 0 for r in timed.values()),
     }

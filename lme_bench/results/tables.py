@@ -13,7 +13,8 @@ from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.atomic import write_atomically
 from lme_bench.retrieval.official_ids import RetrievalRow
 
-SCHEMA_VERSION = "4"  # 2: provenance and search depth; 3: not-applicable reason; 4: search time
+SCHEMA_VERSION = "5"  # 2: provenance and search depth; 3: not-applicable reason; 4: search
+# time; 5: the memory system's own calls during the search
 
 # The row's metrics dict is one column per official metric.
 RETRIEVAL_SCHEMA = table_schema(
@@ -43,6 +44,8 @@ def retrieval_table(run_id: str, rows: Sequence[RetrievalRow]) -> pa.Table:
         columns["depth"].append(row.depth)
         columns["reason"].append(row.reason)
         columns["search_seconds"].append(row.search_seconds)
+        columns["search_embedding_calls"].append(row.search_embedding_calls)
+        columns["search_model_calls"].append(row.search_model_calls)
         for name in METRIC_NAMES:
             columns[name].append(row.metrics.get(name) if row.status == "ok" else None)
     return pa.Table.from_pydict(columns, schema=RETRIEVAL_SCHEMA)

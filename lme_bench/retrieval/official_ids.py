@@ -55,6 +55,9 @@ class RetrievalRow:
     depth: int | None = None  # hits the system returned
     reason: str | None = None  # not-applicable: why the hits cannot be mapped
     search_seconds: float | None = None  # the memory's search call, timed
+    # the memory system's own calls during that search (None: not recorded)
+    search_embedding_calls: int | None = None
+    search_model_calls: int | None = None
 
 
 def _user_turn_has_answer(instance: Instance, position: int) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lme_bench.backends.recall import MemorySearch
+from lme_bench.backends.recall import MemorySearch, usage_since
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
@@ -26,7 +26,9 @@ async def evaluate_question(
     try:
         search = MemorySearch(system, instance.question_date)
         await search.wait_until_ready(outcome.memory_id)
+        before = system.usage()
         found = await search.search(outcome.memory_id, instance.question, k=top_k)
+        spent = usage_since(system, before)
         provenance = provenance_of(system, settings.retrieval.attribute)
     finally:
         await system.close()
@@ -45,4 +47,12 @@ async def evaluate_question(
         depth=len(hits),
         unmappable=unmappable,
     )
-    return [replace(row, search_seconds=found.seconds) for row in rows]
+    return [
+        replace(
+            row,
+            search_seconds=found.seconds,
+            search_embedding_calls=spent.embedding_calls,
+            search_model_calls=spent.model_calls,
+        )
+        for row in rows
+    ]

@@ -15,6 +15,7 @@ from lme_bench.backends.builtin_params import memory_path
 from lme_bench.backends.embedded import EmbeddedBackend
 from lme_bench.config.settings import load_settings
 from lme_bench.metrics.ranking_metrics import METRIC_NAMES
+from lme_bench.results.tables import SCHEMA_VERSION
 from lme_bench.run.finish import RunResults, write_run
 from lme_bench.run.steps import (
     error_rows,
@@ -46,7 +47,7 @@ def test_steps_write_complete_results_and_reingestion_adds_nothing(tmp_path: Pat
 
     table = pq.read_table(plan.run_dir / "retrieval.parquet")
     assert table.num_rows == 2 * len(refs)
-    assert table.schema.metadata[b"lme_bench.schema_version"] == b"4"
+    assert table.schema.metadata[b"lme_bench.schema_version"] == SCHEMA_VERSION.encode()
     assert set(METRIC_NAMES) <= set(table.column_names)
     data = table.to_pylist()
     failed = [r for r in data if r["status"] == "error"]
