@@ -117,7 +117,7 @@ def test_agentic_run_with_the_fake_model_writes_ingest_accounting(tmp_path: Path
         str(tmp_path),
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "## Ingestion (agentic)" in done.stdout
+    assert "## Ingestion: agentic (a memory agent writes the memory)" in done.stdout
     import pyarrow.parquet as pq
 
     rows = pq.read_table(tmp_path / "agent" / "ingest.parquet").to_pylist()

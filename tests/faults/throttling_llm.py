@@ -12,7 +12,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from lme_bench.providers.fake_policies import POLICIES
+from lme_bench.providers.fake_policies import fake_policy
 
 
 def last_message_text(body: dict[str, Any]) -> str:
@@ -50,7 +50,10 @@ class ThrottlingPolicies:
         fingerprint = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         if self._throttle(fingerprint):
             return {"status": 429, "retry_after": "0", "message": "Rate limit reached"}
-        reply = POLICIES[body["model"]]([HumanMessage(last_message_text(body))])
+        policy = fake_policy(body["model"])  # generic fakes and those beside their backends
+        if policy is None:
+            return {"status": 404, "message": f"no model {body['model']!r}"}
+        reply = policy([HumanMessage(last_message_text(body))])
         if reply.tool_calls:
             return {"tool_calls": [(call["name"], call["args"]) for call in reply.tool_calls]}
         return {"content": str(reply.content)}

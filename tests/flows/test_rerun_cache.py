@@ -126,7 +126,9 @@ def _tables(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def _without(rows: list[dict[str, Any]], *columns: str) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k not in columns} for row in rows]
+    """`rows` without `columns` and the search's timing (it differs on every search)."""
+    dropped = {*columns, "search_seconds"}
+    return [{k: v for k, v in row.items() if k not in dropped} for row in rows]
 
 
 def _model_calls(run_dir: Path) -> dict[str, int]:
