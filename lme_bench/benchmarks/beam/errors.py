@@ -1,0 +1,40 @@
+"""One error for bad BEAM input, naming the file, the chat, the question and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lme_bench.dataset.errors import DatasetError
+
+
+class BeamFormatError(DatasetError):
+    """Bad BEAM input: `file: chat C: question Q: field F: problem` (the parts known)."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        problem: str,
+        *,
+        chat: str | None = None,
+        question: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        ValueError.__init__(self)
+        self.path = str(path)
+        self.chat = chat
+        self.question = question
+        self.field = field
+        self.problem = problem
+        self.index = None
+        self.question_id = question
+        place = [self.path]
+        if chat:
+            place.append(f"chat {chat}")
+        if question:
+            place.append(f"question {question}")
+        if field:
+            place.append(f"field {field}")
+        self.args = (f"{': '.join(place)}: {problem}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
