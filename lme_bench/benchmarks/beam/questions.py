@@ -92,8 +92,9 @@ def read_probing_questions(path: Path, conversation_id: str | None = None) -> Pr
     chat = conversation_id or conversation_id_of(path, levels_up=2)
     if chat is None:
         raise BeamFormatError(
-            path, "cannot tell the chat from the path (expected .../<tier>/<n>/probing_questions/"
-            "probing_questions.json); give its conversation id"
+            path,
+            "cannot tell the chat from the path (expected .../<tier>/<n>/probing_questions/"
+            "probing_questions.json); give its conversation id",
         )
     if not path.is_file():
         raise BeamFormatError(path, "not a file" if path.exists() else "no such file", chat=chat)
