@@ -147,6 +147,14 @@ class JudgeSettings(_Section):
     repeats: int = Field(default=1, ge=1, le=10, description="judge each answer N times")
     second_model: str | None = Field(default=None, description="a second judge, for agreement")
     fallback: bool = Field(default=True, description="also score with the no-LLM fallback")
+    batch: bool = Field(
+        default=False,
+        description="send every judge request as one job of the provider's batch API (half"
+        " price at OpenAI); items it fails are judged call by call",
+    )
+    batch_poll_s: float = Field(
+        default=60.0, gt=0, description="seconds between two looks at a running batch job"
+    )
 
     @model_validator(mode="after")
     def _one_prompt_source(self) -> JudgeSettings:

@@ -1,0 +1,333 @@
+"""The judge stage through a provider's batch API (`[judge] batch = true`): every LLM judge
+request of the run as one job per provider, the same bodies the call-by-call path sends (the
+official judge body), then rows made from its replies by the same judge code, so the scores
+table is the one a call-by-call run writes. Items the job failed or left expired are judged
+call by call, with the usual retries.
+
+In three steps, so an orchestrator can let go of its worker while the job runs:
+`start_jobs` (submits, or finds the job a restarted run already submitted, kept in the run
+folder), `refresh_jobs` (one look at each job), `collect_scores` (the rows). `judge_in_batch`
+does all three, waiting in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from lme_bench.config.settings import ConfigError, Settings
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.judge.official_request import official_body
+from lme_bench.judge.runner import LlmJudge, fallback_row
+from lme_bench.judge.stage import judges
+from lme_bench.providers.batch.openai_batch import OpenAIBatchApi
+from lme_bench.providers.batch.protocol import BatchApi, BatchRequest, ItemResult
+from lme_bench.providers.factory import ModelSpec, api_key, openai_base_url, parse_model
+from lme_bench.results.batch_jobs import BatchJob, find_job, write_job
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+
+STAGE = "judge"
+BATCH_KINDS = ("openai", "openai-compatible")
+ApiFactory = Callable[[ModelSpec, Settings], BatchApi]
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeItem:
+    """A question to judge and the answer to judge."""
+
+    ref: QuestionRef
+    hypothesis: HypothesisRow
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedCall:
+    custom_id: str
+    question_id: str
+    judge: str  # "provider:model", as the score rows name it
+    repeat: int
+    provider: str
+    body: dict[str, Any]
+
+
+def judge_specs(settings: Settings) -> list[ModelSpec]:
+    """The LLM judges' specs, in the order `judges` builds them; ConfigError for a judge whose
+    provider has no batch API here."""
+    specs = []
+    for text in (settings.models.judge, settings.judge.second_model):
+        if not text:
+            continue
+        spec = parse_model("judge", text, settings)
+        if spec.kind not in BATCH_KINDS:
+            raise ConfigError(
+                f"[judge] batch = true: the judge '{spec.label}' is served by a {spec.kind!r} "
+                f"provider, which has no batch API here (OpenAI or OpenAI-compatible only)"
+            )
+        specs.append(spec)
+    return specs
+
+
+def openai_batch_api(spec: ModelSpec, settings: Settings) -> BatchApi:
+    return OpenAIBatchApi(
+        api_key(spec) or "not-needed", openai_base_url(spec), settings.models.timeout_s
+    )
+
+
+def opaque_id(*parts: object) -> str:
+    """A custom id that names nothing: a digest of what the request is (question id, judge,
+    repeat, body), never the question id or a label itself."""
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False)
+    return "r" + hashlib.sha256(text.encode()).hexdigest()[:31]
+
+
+def plan_calls(items: Sequence[JudgeItem], settings: Settings) -> list[PlannedCall]:
+    """Every LLM judge request the items need, in the order the stage would send them."""
+    specs = judge_specs(settings)
+    planned = []
+    for item in items:
+        if item.hypothesis.status != "ok" or item.hypothesis.hypothesis is None:
+            continue
+        instance = item.ref.load()
+        for spec, judge in zip(specs, judges(settings), strict=True):
+            prompt = judge.prompts.for_question(item.ref.question_id, item.ref.question_type)
+            text = prompt.render(instance.question, instance.answer, item.hypothesis.hypothesis)
+            body = request_body(judge, spec.model, text)
+            for repeat in range(settings.judge.repeats):
+                custom_id = opaque_id(item.ref.question_id, spec.label, repeat, body)
+                planned.append(
+                    PlannedCall(
+                        custom_id, item.ref.question_id, spec.label, repeat, spec.provider, body
+                    )
+                )
+    return planned
+
+
+def request_body(judge: LlmJudge, model: str, prompt: str) -> dict[str, Any]:
+    """The body the judge's own call would send: its request shape's where it has one (a
+    model family's nearest body), else the official judge body."""
+    shape = getattr(judge.model, "request_shape", None)
+    if shape is not None:
+        body: dict[str, Any] = shape.body(model, prompt)
+        return body
+    return official_body(model, prompt)
+
+
+def _requests_digest(calls: Sequence[PlannedCall]) -> str:
+    text = json.dumps([[c.custom_id, c.body] for c in calls], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _specs_by_provider(settings: Settings) -> dict[str, ModelSpec]:
+    return {spec.provider: spec for spec in judge_specs(settings)}
+
+
+def start_jobs(
+    items: Sequence[JudgeItem],
+    settings: Settings,
+    run_dir: Path,
+    make_api: ApiFactory = openai_batch_api,
+    description: str = "lme-bench judge",
+) -> list[BatchJob]:
+    """One job per provider of the items' judge requests: the one recorded in `run_dir` for
+    exactly these requests, or a new one, recorded as soon as the provider accepts it."""
+    calls = plan_calls(items, settings)
+    specs = _specs_by_provider(settings)
+    jobs = []
+    for provider in sorted({c.provider for c in calls}):
+        group = [c for c in calls if c.provider == provider]
+        digest = _requests_digest(group)
+        job = find_job(run_dir, STAGE, provider, digest)
+        if job is None:
+            spec = specs[provider]
+            api = make_api(spec, settings)
+            requests = [BatchRequest(c.custom_id, c.body) for c in group]
+            job_id = api.submit(requests, description)
+            job = BatchJob(
+                stage=STAGE,
+                provider=provider,
+                api=api.provider,
+                job_id=job_id,
+                requests_sha256=digest,
+                items={c.custom_id: [c.question_id, c.judge, c.repeat] for c in group},
+                submitted_at=datetime.now(UTC).isoformat(),
+            )
+            write_job(run_dir, job)
+        jobs.append(job)
+    return jobs
+
+
+def refresh_jobs(
+    jobs: Sequence[BatchJob],
+    settings: Settings,
+    run_dir: Path,
+    make_api: ApiFactory = openai_batch_api,
+) -> bool:
+    """Look once at every job still running and record what it says; whether all have ended."""
+    specs = _specs_by_provider(settings)
+    for job in jobs:
+        if job.state != "running":
+            continue
+        status = make_api(specs[job.provider], settings).status(job.job_id)
+        if (status.state, status.provider_status, status.counts) != (
+            job.state,
+            job.provider_status,
+            job.counts,
+        ):
+            job.state, job.provider_status, job.counts = (
+                status.state,
+                status.provider_status,
+                status.counts,
+            )
+            write_job(run_dir, job)
+    return all(job.state != "running" for job in jobs)
+
+
+def wait_for_jobs(
+    jobs: Sequence[BatchJob],
+    settings: Settings,
+    run_dir: Path,
+    make_api: ApiFactory = openai_batch_api,
+    sleep: Callable[[float], object] = time.sleep,
+) -> None:
+    """Look at the jobs every `[judge] batch_poll_s` seconds until every one has ended."""
+    while not refresh_jobs(jobs, settings, run_dir, make_api):
+        sleep(settings.judge.batch_poll_s)
+
+
+def message_from_completion(body: Mapping[str, Any]) -> AIMessage:
+    """A chat completion as the official judge request returns it: text, finish reason and
+    token usage (lme_bench.judge.official_request)."""
+    choice = body["choices"][0]
+    usage = body.get("usage") or {}
+    tokens = (int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+    return AIMessage(
+        content=choice["message"].get("content") or "",
+        response_metadata={"finish_reason": choice.get("finish_reason")},
+        usage_metadata={
+            "input_tokens": tokens[0],
+            "output_tokens": tokens[1],
+            "total_tokens": sum(tokens),
+        },
+    )
+
+
+class BatchReply:
+    """A model whose one reply came from the batch job: the judge code reads it as it reads a
+    live reply, so the row is the same."""
+
+    def __init__(self, message: AIMessage, body: Mapping[str, Any]) -> None:
+        self.message = message
+        self.prompt = body["messages"][0]["content"]
+
+    async def ainvoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        (message,) = messages
+        if not isinstance(message, HumanMessage) or message.content != self.prompt:
+            raise RuntimeError("the batch reply belongs to another judge prompt")
+        return self.message
+
+
+def _replies(
+    results: Mapping[str, ItemResult], calls: Sequence[PlannedCall]
+) -> dict[tuple[str, str, int], BatchReply]:
+    replies = {}
+    for call in calls:
+        result = results.get(call.custom_id)
+        if result is None or result.reply is None:
+            continue
+        try:
+            message = message_from_completion(result.reply)
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue  # a reply without a choice: judged call by call
+        replies[(call.question_id, call.judge, call.repeat)] = BatchReply(message, call.body)
+    return replies
+
+
+async def _judge_item(
+    item: JudgeItem, settings: Settings, replies: Mapping[tuple[str, str, int], BatchReply]
+) -> list[ScoreRow]:
+    """The rows `lme_bench.judge.stage.judge_question` makes, each LLM verdict read from the
+    job's reply where it has one, else asked call by call."""
+    ref, hypothesis = item.ref, item.hypothesis
+    if hypothesis.status != "ok" or hypothesis.hypothesis is None:
+        return []
+    instance = ref.load()
+    common: dict[str, Any] = {
+        "question_id": ref.question_id,
+        "question_type": ref.question_type,
+        "is_abstention": ref.is_abstention,
+    }
+    rows = []
+    for judge in judges(settings):
+        for repeat in range(settings.judge.repeats):
+            reply = replies.get((ref.question_id, judge.name, repeat))
+            used = judge
+            if reply is not None:  # no provider slot: nothing is sent
+                used = LlmJudge(judge.name, reply, judge.prompts, judge.policy)
+            rows.append(
+                await used.judge(
+                    **common,
+                    question=instance.question,
+                    answer=instance.answer,
+                    hypothesis=hypothesis.hypothesis,
+                    repeat=repeat,
+                )
+            )
+    if settings.judge.fallback or not rows:
+        rows.append(
+            fallback_row(**common, answer=instance.answer, hypothesis=hypothesis.hypothesis)
+        )
+    return rows
+
+
+def collect_scores(
+    items: Sequence[JudgeItem],
+    jobs: Sequence[BatchJob],
+    settings: Settings,
+    run_dir: Path,
+    make_api: ApiFactory = openai_batch_api,
+) -> dict[str, list[ScoreRow]]:
+    """Every item's score rows, by question id, once the jobs have ended; what a job did not
+    answer is judged call by call, and each job's record says which items were which."""
+    calls = plan_calls(items, settings)
+    specs = _specs_by_provider(settings)
+    results: dict[str, ItemResult] = {}
+    for job in jobs:
+        results |= make_api(specs[job.provider], settings).results(job.job_id)
+    replies = _replies(results, calls)
+
+    async def every_item() -> list[list[ScoreRow]]:
+        return await asyncio.gather(*(_judge_item(i, settings, replies) for i in items))
+
+    rows = asyncio.run(every_item())
+    for job in jobs:
+        job.answered = sorted(c for c in job.items if _has(replies, job, c))
+        job.redone = sorted(set(job.items) - set(job.answered))
+        job.finished_at = job.finished_at or datetime.now(UTC).isoformat()
+        write_job(run_dir, job)
+    return {item.ref.question_id: found for item, found in zip(items, rows, strict=True)}
+
+
+def _has(replies: Mapping[tuple[str, str, int], BatchReply], job: BatchJob, custom_id: str) -> bool:
+    question_id, judge, repeat = job.items[custom_id]
+    return (question_id, judge, int(repeat)) in replies
+
+
+def judge_in_batch(
+    items: Sequence[JudgeItem],
+    settings: Settings,
+    run_dir: Path,
+    make_api: ApiFactory = openai_batch_api,
+    sleep: Callable[[float], object] = time.sleep,
+) -> dict[str, list[ScoreRow]]:
+    """Submit (or find), wait for and read the run's judge jobs, in this process."""
+    jobs = start_jobs(items, settings, run_dir, make_api)
+    wait_for_jobs(jobs, settings, run_dir, make_api, sleep)
+    return collect_scores(items, jobs, settings, run_dir, make_api)
