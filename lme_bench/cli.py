@@ -155,7 +155,41 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--out", type=Path, help="output folder (default: RESULTS_DIR/compare)")
     compare.add_argument("--resamples", type=_positive, default=2000, help="bootstrap resamples")
     compare.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    _judge_parser(commands)
     return parser
+
+
+def _judge_parser(commands: Any) -> None:
+    judge = commands.add_parser("judge", help="judges: how far a successor is from the official")
+    judge_commands = judge.add_subparsers(dest="judge_command", required=True)
+    calibrate = judge_commands.add_parser(
+        "calibrate",
+        help="re-judge a reference judge's verdicts with candidate judges; a profile each",
+    )
+    calibrate.add_argument(
+        "reference",
+        type=Path,
+        help="the official eval-results file (*.eval-results-gpt-4o), or a run folder judged"
+        " by the official judge",
+    )
+    calibrate.add_argument(
+        "--dataset", type=Path, required=True, help="the LongMemEval JSON the answers are of"
+    )
+    calibrate.add_argument(
+        "--judge",
+        action="append",
+        required=True,
+        metavar="PROVIDER:MODEL",
+        help="a candidate judge (repeatable)",
+    )
+    calibrate.add_argument(
+        "--config", type=Path, help="TOML config: [providers], [judge] prompts, [limits]"
+    )
+    calibrate.add_argument(
+        "--results-dir", type=Path, help="where profiles go (default: the config's results_dir)"
+    )
+    calibrate.add_argument("--resamples", type=_positive, default=2000, help="bootstrap resamples")
+    calibrate.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
 
 def _port(text: str) -> int:
@@ -418,6 +452,31 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _judge_calibrate(args: argparse.Namespace) -> int:
+    from lme_bench.config.settings import load_settings
+    from lme_bench.judge.calibration.calibrate import calibrate
+    from lme_bench.report.judge_profile import calibration_markdown
+
+    settings = load_settings(args.config)
+    out_dir = args.results_dir or settings.run.results_dir
+    try:
+        done = calibrate(
+            args.reference,
+            args.dataset,
+            args.judge,
+            settings,
+            out_dir,
+            resamples=args.resamples,
+            seed=args.seed,
+        )
+    except ResultsWriteError as exc:
+        print(f"lme-bench: error: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    for found in done:
+        print(calibration_markdown(found.profile, str(found.path)))
+    return 0
+
+
 def _show_warning(
     message: Warning | str,
     category: type[Warning],
@@ -453,6 +512,8 @@ def main(argv: list[str] | None = None, flows: FlowLoader = _no_flow) -> int:
             return _download(args)
         if args.command == "estimate":
             return _estimate(args)
+        if args.command == "judge":
+            return _judge_calibrate(args)
         return _generate(args)
     except (ConfigError, DatasetError, CompareError, RerunError) as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)

@@ -147,6 +147,11 @@ class JudgeSettings(_Section):
     repeats: int = Field(default=1, ge=1, le=10, description="judge each answer N times")
     second_model: str | None = Field(default=None, description="a second judge, for agreement")
     fallback: bool = Field(default=True, description="also score with the no-LLM fallback")
+    profile: Path | None = Field(
+        default=None,
+        description="a judge profile of [models] judge (lme-bench judge calibrate): the run"
+        " shows its agreement with the official judge and an estimate of the official accuracy",
+    )
     batch: bool = Field(
         default=False,
         description="send every judge request as one job of the provider's batch API (half"

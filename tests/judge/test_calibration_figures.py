@@ -93,8 +93,9 @@ def test_the_corrected_estimate_is_rogan_gladen_clipped() -> None:
     found = corrected_estimate(run, {"multi-session": table}, resamples=500, seed=0)
     assert found.tpr == pytest.approx(0.9) and found.fpr == pytest.approx(0.2)
     assert found.value == pytest.approx((0.6 - 0.2) / (0.9 - 0.2))
-    low, high = found.ci95 or (None, None)
-    assert low is not None and high is not None and low < found.value < high
+    assert found.ci95 is not None and found.value is not None
+    low, high = found.ci95
+    assert low < found.value < high
     clipped = corrected_estimate({"x": (1, 100)}, {"x": table}, resamples=50, seed=0)
     assert clipped.value == 0.0
     perfect = Table(both_yes=30, both_no=20)
