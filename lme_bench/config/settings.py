@@ -178,9 +178,13 @@ class PriceSettings(_Section):
 class ProviderSettings(_Section):
     """A named model provider, e.g. a local OpenAI-compatible server (vLLM, Ollama, …)."""
 
-    kind: Literal["openai", "openai-compatible", "bedrock", "fake"] = "openai-compatible"
+    kind: Literal["openai", "openai-compatible", "anthropic", "bedrock", "fake"] = (
+        "openai-compatible"
+    )
     base_url: str | None = Field(
-        default=None, description="OpenAI-compatible endpoint …/v1; bedrock: runtime endpoint"
+        default=None,
+        description="OpenAI-compatible endpoint …/v1; anthropic: API root; bedrock: runtime"
+        " endpoint",
     )
     api_key_env: str | None = Field(
         default=None, description="environment variable holding the API key (never the key)"

@@ -3,8 +3,9 @@
 The official script sends exactly `model`, `messages` (one user message), `n=1`, `temperature=0`
 and `max_tokens=10`. LangChain's OpenAI model sends other fields (`max_completion_tokens`,
 `stream`, `temperature` as 0.0, no `n`), so OpenAI and OpenAI-compatible judges call the SDK
-directly with that body. The reply comes back as an AIMessage with its token usage, so retries,
-provider limits and accounting (lme_bench.providers.calls) treat it like any other model.
+directly with that body, or for an OpenAI reasoning model the nearest body it accepts
+(lme_bench.judge.request_shapes). The reply comes back as an AIMessage with its token usage, so
+retries, provider limits and accounting (lme_bench.providers.calls) treat it like any other model.
 """
 
 from __future__ import annotations
@@ -14,30 +15,43 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-MAX_TOKENS = 10
+from lme_bench.judge.request_shapes import MAX_TOKENS, OFFICIAL, RequestShape, request_shape
+
+__all__ = ["MAX_TOKENS", "OfficialJudgeRequest", "official_body", "one_prompt"]
 
 
 def official_body(model: str, prompt: str) -> dict[str, Any]:
-    return {
-        "model": model,
-        "messages": [{"role": "user", "content": prompt}],
-        "n": 1,
-        "temperature": 0,
-        "max_tokens": MAX_TOKENS,
-    }
+    return OFFICIAL.body(model, prompt)
+
+
+def one_prompt(messages: Sequence[BaseMessage]) -> str:
+    """The text of the judge's one user message."""
+    (message,) = messages
+    if not isinstance(message, HumanMessage) or not isinstance(message.content, str):
+        raise TypeError("the judge request is one user message of text")
+    return message.content
 
 
 class OfficialJudgeRequest:
-    """Sends one user message as the official judge request (no SDK retries: ours retry),
-    over the process's loop-safe HTTP client (lme_bench.providers.http_clients), which is shared
-    and so never closed here."""
+    """Sends one user message as the official judge request, or the body `request_shape` gives
+    (by default the one for this model on OpenAI), with no SDK retries (ours retry), over the
+    process's loop-safe HTTP client (lme_bench.providers.http_clients), which is shared and so
+    never closed here."""
 
-    def __init__(self, model: str, api_key: str, base_url: str | None, timeout_s: float) -> None:
+    def __init__(
+        self,
+        model: str,
+        api_key: str,
+        base_url: str | None,
+        timeout_s: float,
+        shape: RequestShape | None = None,
+    ) -> None:
         from openai import AsyncOpenAI
 
         from lme_bench.providers.http_clients import model_http_client
 
         self.model = model
+        self.request_shape = shape or request_shape("openai", model)
         self._client = AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
@@ -47,12 +61,8 @@ class OfficialJudgeRequest:
         )
 
     async def ainvoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
-        (message,) = messages
-        if not isinstance(message, HumanMessage) or not isinstance(message.content, str):
-            raise TypeError("the official judge request is one user message of text")
-        completion = await self._client.chat.completions.create(
-            **official_body(self.model, message.content)
-        )
+        body = self.request_shape.body(self.model, one_prompt(messages))
+        completion = await self._client.chat.completions.create(**body)
         choice = completion.choices[0]
         usage = completion.usage
         tokens = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)

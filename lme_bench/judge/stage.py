@@ -7,33 +7,19 @@ from typing import Any
 from lme_bench.common.limits import provider_limiter
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.judge.official_request import MAX_TOKENS, OfficialJudgeRequest
+from lme_bench.judge.family_requests import judge_request
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.runner import LlmJudge, fallback_row
 from lme_bench.providers.calls import ChatCall
-from lme_bench.providers.factory import (
-    ModelSpec,
-    api_key,
-    build_chat_model,
-    openai_base_url,
-    parse_model,
-    retry_policy,
-)
+from lme_bench.providers.factory import ModelSpec, parse_model, retry_policy
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 
 def judge_model(spec: ModelSpec, settings: Settings) -> ChatCall:
-    """OpenAI(-compatible) judges send the official request body through the openai SDK; other
-    providers get a LangChain model at temperature 0 with 10 output tokens."""
-    if spec.kind in ("openai", "openai-compatible"):
-        return OfficialJudgeRequest(
-            spec.model,
-            api_key(spec) or "not-needed",
-            openai_base_url(spec),
-            settings.models.timeout_s,
-        )
-    models = settings.models.model_copy(update={"temperature": 0.0})
-    return build_chat_model(spec, models, MAX_TOKENS)
+    """The judge's call, sending the official request body where the model takes it, else the
+    nearest body its family accepts (lme_bench.judge.request_shapes); its `request_shape`
+    says which."""
+    return judge_request(spec, settings)
 
 
 def judges(settings: Settings) -> list[LlmJudge]:

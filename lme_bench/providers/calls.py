@@ -36,9 +36,13 @@ CALL_COLUMNS = ("capped_replies", "timeouts")
 
 def was_capped(message: AIMessage) -> bool:
     """Whether the provider stopped the reply at its output cap (OpenAI-style finish_reason
-    'length', Bedrock's stopReason 'max_tokens')."""
+    'length', Bedrock's stopReason 'max_tokens', Anthropic's stop_reason 'max_tokens')."""
     metadata = message.response_metadata or {}
-    return metadata.get("finish_reason") == "length" or metadata.get("stopReason") == "max_tokens"
+    return (
+        metadata.get("finish_reason") == "length"
+        or metadata.get("stopReason") == "max_tokens"
+        or metadata.get("stop_reason") == "max_tokens"
+    )
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """Chat models from "provider:model" strings, checked before any work starts.
 
     openai:gpt-4o-2024-08-06        OpenAI (OPENAI_API_KEY; OPENAI_BASE_URL honoured)
+    anthropic:claude-…              Anthropic's Messages API, judges only (ANTHROPIC_API_KEY;
+                                    a [providers] name of kind "anthropic" may set base_url)
     bedrock:anthropic.claude-…      AWS Bedrock Converse (region from config, AWS default chain;
                                     a [providers] name of kind "bedrock" may set base_url, the
                                     runtime endpoint, e.g. a VPC endpoint)
@@ -28,8 +30,16 @@ from lme_bench.providers.retry import RetryPolicy
 if TYPE_CHECKING:  # LangChain is imported only when a model is built (a raw run needs none)
     from langchain_core.language_models import BaseChatModel
 
-ProviderKind = Literal["openai", "openai-compatible", "bedrock", "fake"]
-BUILT_IN: dict[str, ProviderKind] = {"openai": "openai", "bedrock": "bedrock", "fake": "fake"}
+ProviderKind = Literal["openai", "openai-compatible", "anthropic", "bedrock", "fake"]
+BUILT_IN: dict[str, ProviderKind] = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "bedrock": "bedrock",
+    "fake": "fake",
+}
+_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+# Kinds whose models only the judge can use (its request is sent without LangChain).
+JUDGE_ONLY = ("anthropic",)
 _SDK = {
     "openai": "langchain_openai",
     "openai-compatible": "langchain_openai",
@@ -70,9 +80,7 @@ def parse_model(role: str, text: str, settings: Settings) -> ModelSpec:
 
 
 def api_key(spec: ModelSpec) -> str | None:
-    env = spec.provider_settings.api_key_env or (
-        "OPENAI_API_KEY" if spec.kind == "openai" else None
-    )
+    env = spec.provider_settings.api_key_env or _KEY_ENV.get(spec.kind)
     return os.environ.get(env) if env else None
 
 
@@ -92,9 +100,14 @@ def problems(spec: ModelSpec) -> list[str]:
         found.append(
             f"{where}: the {sdk} package is not installed (pip install {sdk.replace('_', '-')})"
         )
-    if spec.kind == "openai" and not api_key(spec):
-        env = spec.provider_settings.api_key_env or "OPENAI_API_KEY"
+    if spec.kind in _KEY_ENV and not api_key(spec):
+        env = spec.provider_settings.api_key_env or _KEY_ENV[spec.kind]
         found.append(f"{where}: set {env} in the environment")
+    if spec.kind in JUDGE_ONLY and spec.role != "judge":
+        found.append(
+            f"{where}: a {spec.kind} model can only judge; for this role use it through "
+            "Bedrock (bedrock:anthropic.…) or an OpenAI-compatible gateway"
+        )
     if spec.kind == "openai-compatible":
         if not spec.provider_settings.base_url:
             found.append(f"{where}: set [providers.{spec.provider}] base_url")

@@ -13,6 +13,7 @@ from lme_bench.dataset.known import describe_release
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.ingest.titles import memory_titles
+from lme_bench.judge.family_requests import judge_request_shapes
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.report.run_report import RunReport, headline, run_markdown, write_report
@@ -195,6 +196,9 @@ def write_run(
             "qa": settings.models.qa,
             "judge": settings.models.judge,
             "second_judge": settings.judge.second_model,
+            "judge_requests": (
+                judge_request_shapes(settings) if "judge" in settings.stages else {}
+            ),
         },
         prompts=_prompt_hashes(settings),
         memories={o.question_id: o.memory_id for o in results.outcomes},

@@ -8,7 +8,9 @@ error status. {"status": 429, "retry_after": "1"} answers that error (its text f
 "message"). The request's `max_completion_tokens` / `max_tokens` cuts the reply
 (finish_reason "length"); usage counts the tokens generated (prompt tokens: a fixed 11).
 `"stream": true` is answered as server-sent events, one token per event, with a usage chunk
-when `stream_options.include_usage` asks for one.
+when `stream_options.include_usage` asks for one. A reasoning model's name (o3, gpt-5-mini, …)
+gets OpenAI's 400 for what it refuses (tests/providers/openai_reasoning_rules.py), and its
+reasoning tokens count against the cap and in the usage.
 
 Every request's body, headers and connection (the client's port) are recorded.
 """
@@ -23,6 +25,7 @@ from typing import Any
 
 from tests.providers.behaviour import Behaviour, Generation, generate, split_tokens
 from tests.providers.http11 import Http11Handler, LoopbackServer, run_server
+from tests.providers.openai_reasoning_rules import reasoning_tokens, refusal
 
 PROMPT_TOKENS = 11
 
@@ -73,6 +76,12 @@ def cap_of(body: dict[str, Any]) -> int | None:
     return int(cap) if cap is not None else None
 
 
+def reasoning_spent(body: dict[str, Any]) -> int:
+    """The reasoning tokens a reasoning model spends before its reply, within the cap."""
+    cap = cap_of(body)
+    return reasoning_tokens(body) if cap is None else min(reasoning_tokens(body), cap)
+
+
 def tool_calls(reply: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {
@@ -88,17 +97,24 @@ def finish_reason(generation: Generation, calls: list[dict[str, Any]]) -> str:
     return "length" if generation.capped else "tool_calls" if calls else "stop"
 
 
-def usage(generation: Generation, calls: list[dict[str, Any]]) -> dict[str, int]:
+def usage(
+    generation: Generation, calls: list[dict[str, Any]], reasoning: int = 0
+) -> dict[str, Any]:
     arguments = sum(len(split_tokens(c["function"]["arguments"])) for c in calls)
-    completion = len(generation.tokens) + arguments
-    return {
+    completion = len(generation.tokens) + arguments + reasoning
+    found: dict[str, Any] = {
         "prompt_tokens": PROMPT_TOKENS,
         "completion_tokens": completion,
         "total_tokens": PROMPT_TOKENS + completion,
     }
+    if reasoning:
+        found["completion_tokens_details"] = {"reasoning_tokens": reasoning}
+    return found
 
 
-def completion(model: str, generation: Generation, calls: list[dict[str, Any]]) -> dict[str, Any]:
+def completion(
+    model: str, generation: Generation, calls: list[dict[str, Any]], reasoning: int = 0
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": generation.text or None}
     if calls:
         message["tool_calls"] = calls
@@ -107,7 +123,7 @@ def completion(model: str, generation: Generation, calls: list[dict[str, Any]]) 
         "object": "chat.completion",
         "created": 0,
         "model": model,
-        "usage": usage(generation, calls),
+        "usage": usage(generation, calls, reasoning),
         "choices": [
             {"index": 0, "message": message, "finish_reason": finish_reason(generation, calls)}
         ],
@@ -124,12 +140,18 @@ def _handler(fake: FakeOpenAI) -> type[Http11Handler]:
                 return
             status = behaviour.status or reply.get("status", 200)
             in_stream = bool(body.get("stream")) and behaviour.fails_midway
-            if behaviour.fault and not behaviour.after_tokens:
+            refused = refusal(body)
+            if refused is not None:
+                self.send_json(400, refused)
+            elif behaviour.fault and not behaviour.after_tokens:
                 self.fail(behaviour.fault)
             elif status != 200 and not in_stream:
                 self.send_error_reply(status, reply)
             else:
-                generation = generate(reply.get("content") or "", behaviour, cap_of(body))
+                cap = cap_of(body)
+                if cap is not None:  # a reasoning model's reasoning comes out of the cap
+                    cap -= reasoning_spent(body)
+                generation = generate(reply.get("content") or "", behaviour, cap)
                 calls = tool_calls(reply)
                 if body.get("stream"):
                     self.stream(body, generation, calls, behaviour)
@@ -152,7 +174,7 @@ def _handler(fake: FakeOpenAI) -> type[Http11Handler]:
         ) -> None:
             if not self.pause(len(generation.tokens) * behaviour.seconds_per_token):
                 return
-            payload = completion(body["model"], generation, calls)
+            payload = completion(body["model"], generation, calls, reasoning_spent(body))
             if behaviour.fault:
                 self.send_cut(200, payload, behaviour.fault)
             else:

@@ -94,5 +94,6 @@ def test_429_with_retry_after_is_retried_inside_the_call(monkeypatch: pytest.Mon
 
 def test_unknown_provider_is_one_clear_error() -> None:
     settings = load_settings(None)
-    with pytest.raises(ValueError, match=r"unknown provider 'nope'.*known: bedrock, fake, openai"):
+    known = r"known: anthropic, bedrock, fake, openai"
+    with pytest.raises(ValueError, match=rf"unknown provider 'nope'.*{known}"):
         parse_model("qa", "nope:model", settings)
