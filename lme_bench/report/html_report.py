@@ -19,6 +19,7 @@ from lme_bench.report.cost import cost_rows, own_calls_words
 from lme_bench.report.html_chart import Bar, bars_svg
 from lme_bench.report.html_questions import QuestionView, question_card, question_view
 from lme_bench.report.ingest import empty_memory_text
+from lme_bench.report.judge_profile import successor_facts
 from lme_bench.report.labels import (
     MODES,
     attribution,
@@ -165,6 +166,13 @@ def _qa_section(qa: dict[str, Any]) -> str:
             _table(_ACCURACY_HEADER, _accuracy_rows(judge), numeric=(1, 2)),
             f"<p>{escape('; '.join(notes))}. Attribution: {escape(causes) or 'none'}.</p>",
         ]
+        profiled = qa.get("judge_profile")
+        if profiled is not None and profiled["judge"] == name:
+            parts += [
+                "<p><strong>Judged by a successor judge</strong>:</p>",
+                _facts(successor_facts(profiled)),
+                f"<p>The estimate is {escape(profiled['estimate']['note'])}.</p>",
+            ]
     return "".join(parts)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from lme_bench.dataset.models import QUESTION_TYPES
 from lme_bench.providers.calls import calls_text
+from lme_bench.report.judge_profile import successor_markdown
 from lme_bench.report.labels import attribution, count, interval_text, percent
 from lme_bench.results.qa_records import Figures, JudgeRecord, QaReport
 
@@ -84,8 +85,11 @@ def qa_markdown(summary: QaReport) -> str:
         'without "yes" is a wrong answer; each question is judged once (repeat 0).',
         "",
     ]
+    profiled = summary.get("judge_profile")
     for name, judge in summary["judges"].items():
         lines += _judge_table(name, judge)
+        if profiled is not None and profiled["judge"] == name:
+            lines += successor_markdown(profiled)
     for pair in summary["agreement"]:
         disputed = ", ".join(pair["disputed"]) or "none"
         lines.append(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class AccuracyRecord(TypedDict):
@@ -69,3 +69,5 @@ class QaReport(TypedDict):
     judges: dict[str, JudgeRecord]
     agreement: list[Agreement]
     answers: Answers
+    # a successor judge's profile figures ([judge] profile; lme_bench.judge.calibration)
+    judge_profile: NotRequired[dict[str, Any]]

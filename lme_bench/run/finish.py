@@ -13,6 +13,7 @@ from lme_bench.dataset.known import describe_release
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.ingest.titles import memory_titles
+from lme_bench.judge.calibration.successor import manifest_record, successor_record
 from lme_bench.judge.family_requests import judge_request_shapes
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
@@ -27,7 +28,7 @@ from lme_bench.results.ingest_table import (
 )
 from lme_bench.results.manifest import build_manifest, write_manifest
 from lme_bench.results.memory_identity import memory_identity
-from lme_bench.results.qa_records import PromptSource
+from lme_bench.results.qa_records import PromptSource, QaReport
 from lme_bench.results.qa_scores import export_official, primary_judge, qa_summary
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow, hypotheses_table, scores_table
 from lme_bench.results.readback import (
@@ -85,6 +86,15 @@ def _judge_prompt_source(settings: Settings) -> PromptSource:
     }
 
 
+def _judge_profile(settings: Settings, qa: QaReport) -> dict[str, Any] | None:
+    """The successor judge's profile figures beside its accuracy ([judge] profile), when the
+    run's judge gave verdicts."""
+    judged = qa["judges"].get(settings.models.judge or "")
+    if settings.judge.profile is None or judged is None:
+        return None
+    return successor_record(settings.judge.profile, dict(judged["per_type"]))
+
+
 def _memory(settings: Settings, summary: dict[str, Any]) -> dict[str, Any]:
     """The memory system searched: backend, parameters and their digest, the search, and how
     its hits were mapped, per granularity."""
@@ -133,7 +143,10 @@ def write_run(
         types = {r.question_id: r.question_type for r in refs}
         prompts = _judge_prompt_source(settings)
         summary["qa"] = qa_summary(results.scores, hypotheses, types, prompts)
-        export_official(run_dir, hypotheses, results.scores)
+        profiled = _judge_profile(settings, summary["qa"])
+        if profiled is not None:
+            summary["qa"]["judge_profile"] = profiled
+        export_official(run_dir, hypotheses, results.scores)  # named after the actual judge
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
     system = system_usage(results.outcomes, settings)
     if system is not None:
@@ -201,6 +214,11 @@ def write_run(
             ),
         },
         prompts=_prompt_hashes(settings),
+        judge_profile=(
+            manifest_record(summary["qa"]["judge_profile"])
+            if "judge_profile" in summary.get("qa", {})
+            else None
+        ),
         memories={o.question_id: o.memory_id for o in results.outcomes},
         memory_titles=memory_titles(
             [r.question_id for r in refs], memory_scope(settings, run_id), settings.run.results_dir

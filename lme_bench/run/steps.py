@@ -23,6 +23,7 @@ from lme_bench.ingest.question import MemoryLocation as MemoryLocation
 from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.question import ingest_question as ingest_question
 from lme_bench.ingest.question import locate_memories as locate_memories
+from lme_bench.judge.calibration.profile import check_profile
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.stage import judge_question as judge_question
 from lme_bench.providers.factory import check_models
@@ -85,6 +86,7 @@ def plan_run(settings: Settings) -> RunPlan:
     check_run_models(settings)
     if "judge" in settings.stages:
         judge_prompts(settings.judge)  # a bad prompt folder or official checkout: a ConfigError
+    check_profile(settings)  # a judge profile of another judge: a ConfigError naming both
     run_id = settings.run.id or datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S")
     results = settings.run.results_dir
     return RunPlan(
