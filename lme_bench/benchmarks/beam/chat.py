@@ -96,7 +96,7 @@ class _Reader:
 
     def batches(self, item: Any, position: int) -> Iterator[tuple[str, Any]]:
         """The batches of one top-level item: itself, or a 10M plan's list."""
-        if isinstance(item, dict) and "turns" in item:
+        if isinstance(item, dict) and ("turns" in item or "batch_number" in item):
             yield f"batch[{position}]", item
             return
         if isinstance(item, dict) and len(item) == 1:
