@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.backends.builtin_params import comparable_memory
-from lme_bench.config.settings import Settings
+from lme_bench.config.settings import Settings, replay_settings
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.run_folder import RerunError
 
@@ -95,10 +95,13 @@ def differing_keys(recorded: dict[str, Any], settings: Settings, new_judge: bool
     before, now = flatten(comparable(recorded)), flatten(comparable(settings.redacted()))
     allowed: set[str] = set(FREE_KEYS) | (_judge_keys(before, now) if new_judge else set())
     missing = object()
+    # a key added since the run was recorded counts as its default there
+    defaults = flatten(comparable(replay_settings({}, "defaults").redacted()))
     return sorted(
         key
         for key in before.keys() | now.keys()
-        if not _under(key, allowed) and before.get(key, missing) != now.get(key, missing)
+        if not _under(key, allowed)
+        and before.get(key, defaults.get(key, missing)) != now.get(key, missing)
     )
 
 
