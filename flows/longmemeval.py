@@ -15,9 +15,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from lme_bench_flows import artifacts, schedule
+from lme_bench_flows.batch_judging import judge_deferred
 from lme_bench_flows.scale_out import run_shards
 from lme_bench_flows.stopping import stopping_cleanly
 from lme_bench_tasks import benchmark as tasks
@@ -36,7 +38,7 @@ from lme_bench.report.run_report import headline
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_settings
 from lme_bench.run import batch, cache_keys, steps
-from lme_bench.run.collect import Done, IngestJob, Job, RunCollector
+from lme_bench.run.collect import Done, IngestJob, Job, JudgeJob, RunCollector
 from lme_bench.run.progress import RunProgress
 from lme_bench.run.request import RunRequest
 from lme_bench.run.rerun import failed_question_ids, merge_previous
@@ -117,9 +119,14 @@ def _batch_sizes(settings: Settings, questions: int) -> dict[str, int]:
 
 
 def _run_questions(
-    refs: list[QuestionRef], settings: Settings, scope: str, collector: RunCollector
+    refs: list[QuestionRef],
+    settings: Settings,
+    scope: str,
+    collector: RunCollector,
+    run_dir: Path,
 ) -> dict[str, int]:
-    """Run every question's stages; how many stage results came from the cache, by stage."""
+    """Run every question's stages; how many stage results came from the cache, by stage.
+    With `[judge] batch`, judging waits for the other stages and goes as one batch job."""
     by_stage = tasks.per_question_tasks(settings)
     batch_sizes = _batch_sizes(settings, len(refs))
     # worker processes start now, so they have imported the stages by the first batch
@@ -182,8 +189,13 @@ def _run_questions(
         reused[job.stage] += hit
         return Done(job, value, None) if hit else None
 
+    held_back: list[JudgeJob] = []  # judged in one batch job once the other stages are done
+
     def finished(done: Done) -> list[Job]:
         follow = collector.finished(done)
+        if settings.judge.batch:
+            held_back.extend(job for job in follow if isinstance(job, JudgeJob))
+            follow = [job for job in follow if not isinstance(job, JudgeJob)]
         terminal.record(done.job.stage, done.value)
         terminal.update(collector.questions_done, len(collector.failed))
         progress.update(collector.questions_done, len(collector.failed), sum(reused.values()))
@@ -203,6 +215,19 @@ def _run_questions(
             batch_sizes,
             every_ingestion_started=every_ingestion_started,
         )
+        to_judge = []
+        for job in held_back:
+            found = reuse(job)
+            if found is None:
+                to_judge.append(job)
+            else:
+                finished(found)
+        if to_judge:
+            judged = judge_deferred(
+                to_judge, refs, settings, scope, run_dir, collector, by_stage["judge"]
+            )
+            for done in judged:
+                finished(done)
     except BaseException:  # a signal (or a fault): in-flight questions stop at their next step
         STOPPING.set()
         raise
@@ -265,7 +290,7 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
         existing = {h.question_id: h for h in read_hypotheses(plan.run_dir / "hypotheses.parquet")}
     collector = RunCollector(refs, settings, existing)
     scope = cache_keys.memory_scope(settings, plan.run_id)
-    from_cache = _run_questions(refs, settings, scope, collector)
+    from_cache = _run_questions(refs, settings, scope, collector, plan.run_dir)
     results = collector.results()
     if request.failed_only:
         refs = merge_previous(plan.run_dir, prepared, refs, results)

@@ -121,7 +121,8 @@ def request_body(judge: LlmJudge, model: str, prompt: str) -> dict[str, Any]:
 
 
 def _requests_digest(calls: Sequence[PlannedCall]) -> str:
-    text = json.dumps([[c.custom_id, c.body] for c in calls], sort_keys=True)
+    """What the requests are, whatever order the questions came in."""
+    text = json.dumps(sorted([c.custom_id, c.body] for c in calls), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

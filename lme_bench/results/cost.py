@@ -9,7 +9,7 @@ named, never counted as free.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ class Usage:
     model: str
     input_tokens: int
     output_tokens: int
+    price_factor: float = 1.0  # a batch API's discount on the model's price
 
 
 def priced(usages: Iterable[Usage], prices: dict[str, PriceSettings]) -> tuple[float, set[str]]:
@@ -37,8 +38,8 @@ def priced(usages: Iterable[Usage], prices: dict[str, PriceSettings]) -> tuple[f
         if price is None:
             unpriced.add(usage.model)
             continue
-        total += usage.input_tokens / 1e6 * price.input_per_mtok
-        total += usage.output_tokens / 1e6 * price.output_per_mtok
+        total += usage.input_tokens / 1e6 * price.input_per_mtok * usage.price_factor
+        total += usage.output_tokens / 1e6 * price.output_per_mtok * usage.price_factor
     return total, unpriced
 
 
@@ -69,16 +70,27 @@ def run_cost(
     questions: int,
     correct: int | None,
     prices: dict[str, PriceSettings],
+    batch_factors: Mapping[tuple[str, str, int], float] | None = None,
 ) -> dict[str, Any] | None:
-    """Cost per part, per run, per question and per correct answer; None without prices."""
+    """Cost per part, per run, per question and per correct answer; None without prices.
+    `batch_factors`: (question id, judge, repeat) of verdicts a batch job gave, at its price
+    factor (lme_bench.results.batch_jobs)."""
     if not prices:
         return None
+    factors = batch_factors or {}
     parts = {
         "ingestion": [Usage(agent_model or "", r.input_tokens, r.output_tokens) for r in records],
         "memory_model": [_system_usage(memory_system)] if memory_system else [],
         "answering": [Usage(h.qa_model, h.input_tokens, h.output_tokens) for h in hypotheses],
         "judging": [
-            Usage(s.judge, s.input_tokens, s.output_tokens) for s in scores if s.judge_kind == "llm"
+            Usage(
+                s.judge,
+                s.input_tokens,
+                s.output_tokens,
+                factors.get((s.question_id, s.judge, s.repeat), 1.0),
+            )
+            for s in scores
+            if s.judge_kind == "llm"
         ],
     }
     costs: dict[str, float | None] = {}

@@ -18,6 +18,7 @@ from lme_bench.judge.family_requests import judge_request_shapes
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.report.run_report import RunReport, headline, run_markdown, write_report
+from lme_bench.results.batch_jobs import answered_in_batch, manifest_entries, read_jobs
 from lme_bench.results.cost import run_cost, system_usage
 from lme_bench.results.estimates import beside_spent, spent_by_stage
 from lme_bench.results.ingest_table import (
@@ -160,6 +161,7 @@ def write_run(
         questions=len(refs),
         correct=primary["overall"]["correct"] if primary else None,
         prices=settings.prices,
+        batch_factors=answered_in_batch(read_jobs(run_dir)),
     )
     for row in results.retrieval or []:
         if row.status == "error":  # not-applicable rows are no failure
@@ -214,6 +216,7 @@ def write_run(
             ),
         },
         prompts=_prompt_hashes(settings),
+        batches=manifest_entries(run_dir),
         judge_profile=(
             manifest_record(summary["qa"]["judge_profile"])
             if "judge_profile" in summary.get("qa", {})

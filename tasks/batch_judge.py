@@ -1,0 +1,75 @@
+"""Prefect tasks of the judge stage through a provider's batch API (lme_bench.judge.batch_stage):
+start (or find) the run's jobs, look at them, then collect the rows. Each question whose rows
+are all fine is persisted under the key its per-question judge task would use, so a rerun
+finds it in the cache whichever way it was judged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lme_bench_tasks.benchmark import _result_store, stage_key
+from prefect import Task, task
+from prefect.cache_policies import NO_CACHE
+
+from lme_bench.config.settings import Settings
+from lme_bench.judge import batch_stage
+from lme_bench.judge.batch_stage import JudgeItem
+from lme_bench.results.batch_jobs import BatchJob
+from lme_bench.results.qa_tables import ScoreRow
+from lme_bench.run.steps import StageFailed, require_ok
+
+
+@task(
+    name="judge-batch-start",
+    cache_policy=NO_CACHE,
+    persist_result=False,
+    retries=2,
+    retry_delay_seconds=10,
+)
+def start_judge_jobs(items: list[JudgeItem], settings: Settings, run_dir: Path) -> list[BatchJob]:
+    return batch_stage.start_jobs(items, settings, run_dir)
+
+
+@task(
+    name="judge-batch-check",
+    cache_policy=NO_CACHE,
+    persist_result=False,
+    retries=2,
+    retry_delay_seconds=10,
+)
+def check_judge_jobs(jobs: list[BatchJob], settings: Settings, run_dir: Path) -> bool:
+    return batch_stage.refresh_jobs(jobs, settings, run_dir)
+
+
+@task(
+    name="judge-batch-collect",
+    cache_policy=NO_CACHE,
+    persist_result=False,
+    retries=2,
+    retry_delay_seconds=10,
+)
+def collect_judge_scores(
+    items: list[JudgeItem],
+    jobs: list[BatchJob],
+    settings: Settings,
+    run_dir: Path,
+    scope: str,
+    ingestion_ids: dict[str, str],
+    per_question: Task[Any, Any],
+) -> dict[str, list[ScoreRow]]:
+    """Every question's rows; those without a failure kept in the per-question cache."""
+    found = batch_stage.collect_scores(items, jobs, settings, run_dir)
+    store = _result_store(per_question) if per_question.persist_result else None
+    for item in items:
+        rows = found[item.ref.question_id]
+        try:
+            require_ok(rows)
+        except StageFailed:
+            continue
+        ingestion_id = ingestion_ids.get(item.ref.question_id)
+        key = stage_key("judge", item.ref, settings, scope, item.hypothesis, ingestion_id)
+        if store is not None and key is not None:
+            store.write(obj=rows, key=key)
+    return found

@@ -1,0 +1,97 @@
+"""The `longmemeval` flow with `[judge] batch = true` against a loopback OpenAI Batch API: the
+run's tables are those of a call-by-call run (timing aside), the job's id is in the manifest
+and its price in the cost, and a run restarted while its job runs waits for that same job."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from lme_bench_flows import batch_judging
+from lme_bench_flows.longmemeval import longmemeval
+from prefect.testing.utilities import prefect_test_harness
+
+from lme_bench.run.request import RunRequest
+from tests.providers.fake_batch_server import serve_batches
+
+pytestmark = pytest.mark.slow  # runs the whole flow
+
+TIMING = ("seconds", "latency", "_ms", "_s")
+JUDGE = "lab:gpt-4o-2024-08-06"
+
+
+@pytest.fixture(scope="module")
+def harness() -> Iterator[None]:
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+def _config(tmp_path: Path, base_url: str) -> Path:
+    config = tmp_path / "batch.toml"
+    config.write_text(
+        '[ingest]\nmode = "raw"\n[qa]\nstrategy = "single"\n'
+        f'[models]\nqa = "fake:quote-memory"\njudge = "{JUDGE}"\n'
+        f'[providers.lab]\nkind = "openai-compatible"\nbase_url = "{base_url}"\n'
+        "[judge]\nbatch_poll_s = 0.01\n"
+        f'[prices."{JUDGE}"]\ninput_per_mtok = 2.5\noutput_per_mtok = 10.0\n'
+    )
+    return config
+
+
+def _run(config: Path, results: Path, batch: bool) -> dict[str, Any]:
+    request = RunRequest(
+        config=str(config),
+        results_dir=str(results),
+        run_id="run",
+        limit=6,
+        overrides={"judge.batch": batch},
+    )
+    result: dict[str, Any] = longmemeval(request)
+    return result
+
+
+def _table(path: Path) -> list[dict[str, Any]]:
+    rows = pq.read_table(path).to_pylist()
+    return [{k: v for k, v in r.items() if not k.endswith(TIMING)} for r in rows]
+
+
+def test_batch_run_tables_equal_the_call_by_call_run(harness: None, tmp_path: Path) -> None:
+    with serve_batches() as (base_url, fake):
+        config = _config(tmp_path, base_url)
+        batched = _run(config, tmp_path / "batched", batch=True)
+        assert len(fake.batches) == 1 and not fake.chat_requests
+        live = _run(config, tmp_path / "live", batch=False)
+        assert len(fake.chat_requests) == 6
+    for table in ("scores.parquet", "hypotheses.parquet", "retrieval.parquet"):
+        assert _table(tmp_path / "batched" / "run" / table) == _table(
+            tmp_path / "live" / "run" / table
+        ), table
+    manifest = json.loads((tmp_path / "batched" / "run" / "manifest.json").read_text())
+    (job,) = manifest["batches"]
+    assert (job["job_id"], job["answered"], job["state"]) == ("batch-2", 6, "completed")
+    live_cost = live["summary"]["cost"]["judging"]
+    assert batched["summary"]["cost"]["judging"] == pytest.approx(live_cost / 2)
+
+
+def test_a_restarted_run_waits_for_the_job_it_submitted(
+    harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def stopped(*args: Any) -> None:
+        raise RuntimeError("the worker went away")
+
+    with serve_batches() as (base_url, fake):
+        config = _config(tmp_path, base_url)
+        with monkeypatch.context() as patched:
+            patched.setattr(batch_judging, "_wait", stopped)
+            with pytest.raises(RuntimeError, match="worker went away"):
+                _run(config, tmp_path, batch=True)
+        assert len(fake.batches) == 1
+        result = _run(config, tmp_path, batch=True)
+        assert len(fake.batches) == 1 and not fake.chat_requests
+    scores = pq.read_table(tmp_path / "run" / "scores.parquet").to_pylist()
+    assert len([s for s in scores if s["judge"] == JUDGE and s["status"] == "ok"]) == 6
+    assert result["summary"]["incomplete"]["failed"] == 0
