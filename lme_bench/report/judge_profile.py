@@ -71,19 +71,29 @@ def calibration_markdown(profile: dict[str, Any], path: str) -> str:
         f"Difference: candidate minus reference accuracy. Intervals: 95%, percentile "
         f"bootstrap over questions within each type ({profile['bootstrap']['resamples']} "
         f"resamples, seed {profile['bootstrap']['seed']}).",
+        "",
     ]
     if failed["n"]:
         shown = ", ".join(failed["question_ids"][:20]) + (" …" if failed["n"] > 20 else "")
         lines.append(
             f"**{failed['n']} question(s) left out**: the candidate's call failed after its "
-            f"retries ({shown})."
+            f"retries ({shown}).\n"
         )
+    table = profile["figures"]["overall"]["table"]
+    for kind, cells in (("yes", ("both_yes", "reference_yes_candidate_no")),
+                        ("no", ("both_no", "reference_no_candidate_yes"))):  # fmt: skip
+        if not sum(table[c] for c in cells):
+            lines.append(
+                f"The reference gave no {kind} verdict: the rate of disagreement on its "
+                f"{kind} verdicts cannot be measured, and no run can be corrected through "
+                "this profile.\n"
+            )
     if not prompts["official"]:
         lines.append(
             "The candidate judged with prompts that are not the official ones; the "
-            "differences include the prompts' as well as the model's."
+            "differences include the prompts' as well as the model's.\n"
         )
-    lines += ["", f"profile: {path}", ""]
+    lines += [f"profile: {path}", ""]
     return "\n".join(lines)
 
 
