@@ -5,9 +5,9 @@
 The official functions run from the checkout, unmodified, in this process: each one needed is
 compiled from `src/evaluation/compute_metrics.py` / `report_results.py` on its own, with what
 it refers to supplied (scipy's `kendalltau`, `json`, `re`, the prompt strings parsed from
-`src/prompts.py`, a recording stand-in for pandas), since importing the modules whole would
+`src/prompts.py`, a recording stand-in for pandas, no embedding models to load), since importing the modules whole would
 need packages lme-bench does not install (rouge_score, json_repair, openai clients) and
-downloads NLTK data at import. Three comparisons, each counted equal / different:
+downloads NLTK data at import. Four comparisons, each counted equal / different:
 1. event ordering's arithmetic: `event_ordering_score(align_type="llm")` against
    lme-bench's alignment and `ordering_score`, for generated response lines (reordered,
    dropped, decorated, blank, repeated and unrelated lines) to every real event-ordering
@@ -17,7 +17,9 @@ downloads NLTK data at import. Three comparisons, each counted equal / different
    lme-bench's `aggregate`;
 3. the LLM-judged scores: every official `evaluate_<ability>` against lme-bench's `BeamJudge`
    (the scripted fake model), same scripted judge replies chosen by a hash of each prompt,
-   for generated answers to every real question; the prompts sent are compared as well.
+   for generated answers to every real question; the prompts sent are compared as well;
+4. end to end: lme-bench's answers file (`write_official_answers`) for every chat through the
+   official `run_evaluation` and `report_llms_accuracies`, against `BeamJudge` and `aggregate`.
 Without BEAM_REPO the check explains itself and skips (exit 0). Exit 1 on any difference.
 Nothing of the checkout is copied into this repository.
 """
@@ -28,7 +30,9 @@ import argparse
 import ast
 import asyncio
 import builtins
+import contextlib
 import hashlib
+import io
 import json
 import math
 import os
@@ -46,7 +50,8 @@ from langchain_core.messages import BaseMessage
 from scipy.stats import kendalltau
 from support import ROOT  # noqa: F401  (puts this clone on the import path)
 
-from lme_bench.benchmarks.beam.models import BeamGold
+from lme_bench.benchmarks.beam.export import write_official_answers
+from lme_bench.benchmarks.beam.models import BeamGold, ProbingSet
 from lme_bench.benchmarks.beam.questions import read_probing_questions
 from lme_bench.benchmarks.beam.scoring import (
     QuestionScore,
@@ -262,10 +267,9 @@ def check_ordering(
     return counts
 
 
-def check_report(repo: Path, sets: dict[str, list[BeamGold]], seed: int) -> Counter[str]:
-    """Generated evaluation files for every chat of each tier, reported both ways."""
-    counts: Counter[str] = Counter()
-    rng = random.Random(seed)
+def official_report(repo: Path) -> Callable[[str, str], dict[str, float]]:
+    """`report_llms_accuracies` on a folder of chat folders, for one evaluation file name:
+    its per-ability means (the table it would write to Excel)."""
     captured: dict[str, Any] = {}
 
     class Frame:
@@ -281,6 +285,19 @@ def check_report(repo: Path, sets: dict[str, list[BeamGold]], seed: int) -> Coun
     compile_functions(
         repo / "src" / "evaluation" / "report_results.py", ["report_llms_accuracies"], ns
     )
+
+    def report(folder: str, name: str) -> dict[str, float]:
+        ns["report_llms_accuracies"](folder, [name], "report.xlsx")
+        return dict(zip(captured["columns"], captured["rows"][0], strict=True))
+
+    return report
+
+
+def check_report(repo: Path, sets: dict[str, list[BeamGold]], seed: int) -> Counter[str]:
+    """Generated evaluation files for every chat of each tier, reported both ways."""
+    counts: Counter[str] = Counter()
+    rng = random.Random(seed)
+    report = official_report(repo)
     tiers = sorted({chat.split("-")[0] for chat in sets})
     for tier in tiers:
         chats = sorted(
@@ -298,8 +315,7 @@ def check_report(repo: Path, sets: dict[str, list[BeamGold]], seed: int) -> Coun
                     by_ability.setdefault(gold.ability, []).append({key: value})
                     rows.append(QuestionScore(chat, gold.ability, value))
                 (folder / "evaluation-results-x.json").write_text(json.dumps(by_ability))
-            ns["report_llms_accuracies"](tmp, ["evaluation-results-x.json"], "report.xlsx")
-            official = dict(zip(captured["columns"], captured["rows"][0], strict=True))
+            official = report(tmp, "evaluation-results-x.json")
             ours = aggregate(rows).per_ability
             for ability, value in official.items():
                 counts[
@@ -320,12 +336,7 @@ def check_judged(
     rng = random.Random(seed)
     facts_marker = ns["break_paragraph_to_facts_detailed_prompt"].split("<question>")[0][-200:]
     for gold in golds:
-        if gold.ability == "event_ordering":
-            response = response_variants(gold.rubric, rng, 4)[rng.randint(0, 3)]
-        else:
-            response = gold.reference_answer or " ".join(gold.rubric)
-            if rng.random() < 0.3:
-                response = "I do not know."
+        response = answer_for(gold, rng)
         official_model = OfficialModel(snippets, facts_marker)
         evaluate = ns[f"evaluate_{gold.ability}"]
         official = evaluate(
@@ -355,6 +366,81 @@ def check_judged(
     return counts
 
 
+def answer_for(gold: BeamGold, rng: random.Random) -> str:
+    if gold.ability == "event_ordering":
+        return response_variants(gold.rubric, rng, 4)[rng.randint(0, 3)]
+    if rng.random() < 0.3:
+        return "I do not know."
+    return gold.reference_answer or " ".join(gold.rubric)
+
+
+def check_end_to_end(
+    repo: Path,
+    probings: dict[str, ProbingSet],
+    ns: dict[str, Any],
+    prompts: BeamPrompts,
+    snippets: Snippets,
+    seed: int,
+) -> Counter[str]:
+    """lme-bench's answers file through the official `run_evaluation` and report, against
+    BeamJudge and `aggregate`, tier by tier."""
+    counts: Counter[str] = Counter()
+    rng = random.Random(seed)
+    facts_marker = ns["break_paragraph_to_facts_detailed_prompt"].split("<question>")[0][-200:]
+    run_ns: dict[str, Any] = {**ns, "initialize_models": lambda: None}
+    compile_functions(
+        repo / "src" / "evaluation" / "run_evaluation.py", ["get_rubric", "run_evaluation"], run_ns
+    )
+    report = official_report(repo)
+    for tier in sorted({chat.split("-")[0] for chat in probings}):
+        chats = sorted(
+            (c for c in probings if c.startswith(f"{tier}-")), key=lambda c: int(c.split("-")[1])
+        )
+        rows: list[QuestionScore] = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for chat in chats:
+                probing = probings[chat]
+                number = chat.split("-")[1]
+                answers = {
+                    q.question_id: answer_for(probing.gold_for(q), rng) for q in probing.questions
+                }
+                answers_path = Path(tmp) / "answers" / number / "answers.json"
+                write_official_answers(answers_path, probing, answers)
+                folder = Path(tmp) / "evaluations" / number
+                folder.mkdir(parents=True)
+                with contextlib.redirect_stdout(io.StringIO()):  # its progress lines
+                    run_ns["run_evaluation"](
+                        probing_questions_address=str(
+                            repo
+                            / "chats"
+                            / tier
+                            / number
+                            / "probing_questions"
+                            / "probing_questions.json"
+                        ),
+                        answers_directory=str(answers_path),
+                        output_address=str(folder / "evaluation-results-answers.json"),
+                        model=OfficialModel(snippets, facts_marker),
+                    )
+                model = ScriptedChatModel(script=[ours_reply(snippets, [])])
+                judge = BeamJudge(model, prompts, RetryPolicy(attempts=1))
+                for question in probing.questions:
+                    result = asyncio.run(
+                        judge.score(probing.gold_for(question), answers[question.question_id])
+                    )
+                    score = result.question_score()
+                    if score is None:
+                        raise SystemExit(f"{question.question_id}: {result.error}")
+                    rows.append(score)
+            official = report(str(Path(tmp) / "evaluations"), "evaluation-results-answers.json")
+        ours = aggregate(rows).per_ability
+        for ability, value in official.items():
+            counts[
+                "end-to-end mean equal" if ours[ability] == value else "end-to-end mean different"
+            ] += 1
+    return counts
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", type=int, default=20, help="answers per ordering question")
@@ -370,6 +456,7 @@ def main() -> int:
     snippets = Snippets(prompts)
     ns = official_namespace(repo)
     sets: dict[str, list[BeamGold]] = {}
+    probings: dict[str, ProbingSet] = {}
     questions: dict[str, str] = {}
     for tier in args.tiers:
         for path in sorted(
@@ -377,6 +464,7 @@ def main() -> int:
         ):
             probing = read_probing_questions(path)
             sets[probing.conversation_id] = list(probing.gold.values())
+            probings[probing.conversation_id] = probing
             questions.update({q.question_id: q.question for q in probing.questions})
     golds = [g for chat in sets.values() for g in chat]
     print(f"{len(sets)} chats, {len(golds)} probing questions read from {repo}")
@@ -387,6 +475,10 @@ def main() -> int:
         ),
         ("report (per-ability means)", check_report(repo, sets, args.seed)),
         ("LLM-judged scores", check_judged(golds, questions, ns, prompts, snippets, args.seed)),
+        (
+            "answers file through run_evaluation and the report",
+            check_end_to_end(repo, probings, ns, prompts, snippets, args.seed),
+        ),
     ]
     different = 0
     for title, counts in results:

@@ -20,6 +20,7 @@ from lme_bench.benchmarks.beam.models import BeamGold
 from lme_bench.benchmarks.beam.scoring import (
     EVENT_ORDERING,
     OrderingScore,
+    QuestionScore,
     alignment,
     item_score,
     judge_score,
@@ -46,6 +47,7 @@ class ItemVerdict:
 @dataclass
 class BeamQuestionResult:
     question_id: str
+    conversation_id: str
     ability: str
     status: str = "ok"  # "ok", or "error" when a call failed after its retries
     items: list[ItemVerdict] = field(default_factory=list)
@@ -56,6 +58,12 @@ class BeamQuestionResult:
     account: CallAccount = field(default_factory=CallAccount)
     seconds: float = 0.0
     error: str | None = None
+
+    def question_score(self) -> QuestionScore | None:
+        """The row `aggregate` averages; None for a question whose judging failed."""
+        if self.reported is None:
+            return None
+        return QuestionScore(self.conversation_id, self.ability, self.reported)
 
 
 def _messages(messages: list[Message]) -> list[BaseMessage]:
@@ -80,7 +88,7 @@ class BeamJudge:
     async def score(self, gold: BeamGold, response: str) -> BeamQuestionResult:
         """One question's official figures for `response`; a call failing after its retries
         gives a result with status "error" and no scores."""
-        result = BeamQuestionResult(gold.question_id, gold.ability)
+        result = BeamQuestionResult(gold.question_id, gold.conversation_id, gold.ability)
         counted = CountedModel(self.model, self.policy, result.account, self.limiter)
         started = time.perf_counter()
         try:

@@ -84,6 +84,7 @@ class BeamGold:
     """The scorer's side of one probing question."""
 
     question_id: str
+    conversation_id: str
     ability: Ability
     index: int  # position within its ability in the file (the official evaluator's index)
     rubric: tuple[str, ...]  # the items the judge scores; event ordering's reference order

@@ -75,6 +75,7 @@ def _question(
     public = ProbingQuestion(chat, question_key(chat, ability, index), text)
     gold = BeamGold(
         question_id=public.question_id,
+        conversation_id=chat,
         ability=ability,
         index=index,
         rubric=rubric,

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from lme_bench.benchmarks.beam.models import BeamGold
+from lme_bench.benchmarks.beam.scoring import QuestionScore
 from lme_bench.judge.beam_judge import BeamJudge
 from lme_bench.judge.beam_prompts import BeamPromptsError, load_beam_prompts
 from lme_bench.providers.fake import ScriptedChatModel
@@ -20,7 +21,7 @@ NO_WAIT = RetryPolicy(attempts=3, base_s=0, throttle_base_s=0, jitter=0)
 
 
 def gold(ability: str, rubric: tuple[str, ...]) -> BeamGold:
-    return BeamGold("100K-1:q1", ability, 0, rubric, None)  # type: ignore[arg-type]
+    return BeamGold("100K-1:q1", "100K-1", ability, 0, rubric, None)  # type: ignore[arg-type]
 
 
 def judge_by_item(scores: dict[str, object]) -> ScriptedChatModel:
@@ -61,6 +62,7 @@ def test_rubric_items_are_judged_one_call_each(tmp_path: Path) -> None:
     assert result.status == "ok"
     assert [v.score for v in result.items] == [1.0, 0.0, 0.0]  # a 0.5 counts 0, as officially
     assert result.llm_judge_score == result.reported == pytest.approx(1 / 3)
+    assert result.question_score() == QuestionScore("100K-1", "information_extraction", 1 / 3)
     sent = [call.messages for call in model.calls]
     assert sent == [
         [HumanMessage(prompts.rubric_prompt(item, "Basil grows fast"))] for item in rubric
@@ -115,6 +117,7 @@ def test_a_call_failing_after_its_retries_leaves_no_score(tmp_path: Path) -> Non
     model = ScriptedChatModel(script=["{}"], fault_every=1)
     result = asyncio.run(BeamJudge(model, prompts, NO_WAIT).score(gold("abstention", ("a",)), "x"))
     assert result.status == "error" and result.reported is None
+    assert result.question_score() is None
     assert result.error is not None and "ProviderUnavailable" in result.error
 
 
