@@ -1,0 +1,80 @@
+"""The real BEAM files, when a copy is on this machine (never committed: no licence published).
+
+Read from BEAM_REPO (a checkout) or from a bare git mirror of the repository (BEAM_MIRROR);
+skipped otherwise. The 1M and 10M chat files are too large for the mirror, so only the 100K
+chats are read here; every tier's probing questions are.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from lme_bench.benchmarks.beam.chat import read_conversation
+from lme_bench.benchmarks.beam.models import ABILITIES
+from lme_bench.benchmarks.beam.questions import read_probing_questions
+
+MIRROR = Path(os.environ.get("BEAM_MIRROR", "/work/.mirror/mohammadtavakoli78+BEAM/repo"))
+
+
+def _from_mirror(root: Path) -> Path:
+    listing = subprocess.run(
+        ["git", "--git-dir", str(MIRROR), "ls-tree", "-r", "--name-only", "HEAD", "chats"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    wanted = [
+        name
+        for name in listing
+        if name.endswith("probing_questions/probing_questions.json")
+        or (name.startswith("chats/100K/") and name.endswith("/chat.json"))
+    ]
+    for name in wanted:
+        shown = subprocess.run(
+            ["git", "--git-dir", str(MIRROR), "show", f"HEAD:{name}"], capture_output=True
+        )
+        if shown.returncode == 0:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(shown.stdout)
+    return root
+
+
+@pytest.fixture(scope="module")
+def beam_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if given := os.environ.get("BEAM_REPO"):
+        return Path(given)
+    if not MIRROR.is_dir():
+        pytest.skip("no BEAM data here (set BEAM_REPO or BEAM_MIRROR)")
+    return _from_mirror(tmp_path_factory.mktemp("beam"))
+
+
+def test_every_probing_file_reads_with_two_questions_per_ability(beam_root: Path) -> None:
+    paths = sorted((beam_root / "chats").glob("*/*/probing_questions/probing_questions.json"))
+    sets = [read_probing_questions(path) for path in paths]
+    assert len(sets) == 100
+    tiers = Counter(s.conversation_id.split("-")[0] for s in sets)
+    assert tiers == {"100K": 20, "500K": 35, "1M": 35, "10M": 10}
+    for probing in sets:
+        abilities = Counter(g.ability for g in probing.gold.values())
+        assert abilities == dict.fromkeys(ABILITIES, 2), probing.conversation_id
+        for question in probing.questions:
+            gold = probing.gold_for(question)
+            assert gold.rubric and all(item not in question.question for item in gold.rubric)
+
+
+def test_the_100k_chats_read_into_dated_sessions(beam_root: Path) -> None:
+    paths = sorted((beam_root / "chats" / "100K").glob("*/chat.json"))
+    if not paths:
+        pytest.skip("no 100K chat files in this copy")
+    for path in paths:
+        conversation = read_conversation(path)
+        assert conversation.sessions and conversation.turn_count > 0
+        roles = Counter(t.role for s in conversation.sessions for t in s.turns)
+        assert roles["user"] == roles["assistant"]  # every message answered
+        dates = [s.date for s in conversation.sessions]
+        assert dates == sorted(dates)
