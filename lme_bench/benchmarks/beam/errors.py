@@ -19,22 +19,18 @@ class BeamFormatError(DatasetError):
         question: str | None = None,
         field: str | None = None,
     ) -> None:
-        ValueError.__init__(self)
+        place = [str(path)]
+        if chat:
+            place.append(f"chat {chat}")
+        if question:
+            place.append(f"question {question}")  # the ability and its index in the file
+        if field:
+            place.append(f"field {field}")
+        ValueError.__init__(self, f"{': '.join(place)}: {problem}")
         self.path = str(path)
         self.chat = chat
         self.question = question
         self.field = field
         self.problem = problem
         self.index = None
-        self.question_id = question
-        place = [self.path]
-        if chat:
-            place.append(f"chat {chat}")
-        if question:
-            place.append(f"question {question}")
-        if field:
-            place.append(f"field {field}")
-        self.args = (f"{': '.join(place)}: {problem}",)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
+        self.question_id = None  # BEAM questions have no id of their own in the file

@@ -2,8 +2,9 @@
 
 What a memory system or a reader may see (`Conversation`, `ProbingQuestion`) holds no gold:
 the rubric, the reference answer, the ability and the source chat ids are on `BeamGold`,
-which only the scorer reads. A question's public key is opaque (`q00`, `q01`, … in file order),
-since a key naming the ability would tell the reader what is being tested.
+which only the scorer reads. A question's public key is made from its chat and text alone, and
+public questions are sorted by it: a key or an order following the abilities would tell the
+reader what is being tested.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class ProbingQuestion:
     """A question as the system under test sees it: its conversation, an opaque key, the text."""
 
     conversation_id: str
-    key: str  # "q00", "q01", … in file order
+    key: str  # "q" + a digest of the chat and the text
     question: str
 
     @property

@@ -29,10 +29,16 @@ PUBLIC_FIELDS = ("question",)
 KNOWN_GOLD_FIELDS = ("rubric", "ordering_tested")
 
 
-def question_key(conversation_id: str, ability: str, index: int) -> str:
-    """An opaque, stable key: the ability cannot be read from it, nor from the order."""
-    digest = hashlib.sha256(f"{conversation_id}\x00{ability}\x00{index}".encode()).hexdigest()
-    return f"q{digest[:10]}"
+def question_key(conversation_id: str, question: str, taken: set[str]) -> str:
+    """A stable key made from what the reader sees anyway (the chat and the question's text),
+    so nothing about the ability can be computed from it; a repeated text gets `-2`, `-3`…"""
+    digest = hashlib.sha256(f"{conversation_id}\x00{question}".encode()).hexdigest()
+    key, n = f"q{digest[:10]}", 1
+    while key in taken:
+        n += 1
+        key = f"q{digest[:10]}-{n}"
+    taken.add(key)
+    return key
 
 
 def _texts(value: Any, error: Any, field: str, *, allow_empty: bool) -> tuple[str, ...]:
@@ -50,7 +56,7 @@ def _texts(value: Any, error: Any, field: str, *, allow_empty: bool) -> tuple[st
 
 
 def _question(
-    path: Path, chat: str, ability: Ability, index: int, raw: Any
+    path: Path, chat: str, ability: Ability, index: int, raw: Any, taken: set[str]
 ) -> tuple[ProbingQuestion, BeamGold]:
     name = f"{ability}[{index}]"
 
@@ -72,7 +78,7 @@ def _question(
         ordering = _texts(raw["ordering_tested"], error, "ordering_tested", allow_empty=True)
     skip = {*PUBLIC_FIELDS, *KNOWN_GOLD_FIELDS, reference_field}
     extra = {k: v for k, v in raw.items() if k not in skip}
-    public = ProbingQuestion(chat, question_key(chat, ability, index), text)
+    public = ProbingQuestion(chat, question_key(chat, text, taken), text)
     gold = BeamGold(
         question_id=public.question_id,
         conversation_id=chat,
@@ -111,6 +117,7 @@ def read_probing_questions(path: Path, conversation_id: str | None = None) -> Pr
         raise BeamFormatError(path, problem, chat=chat)
     questions: list[ProbingQuestion] = []
     gold: dict[str, BeamGold] = {}
+    taken: set[str] = set()
     for ability, items in data.items():
         if ability not in ABILITIES:
             problem = f"unknown ability {ability!r} (expected one of {', '.join(ABILITIES)})"
@@ -119,7 +126,7 @@ def read_probing_questions(path: Path, conversation_id: str | None = None) -> Pr
             problem = f"expected a list of questions, got a {type(items).__name__}"
             raise BeamFormatError(path, problem, chat=chat, field=ability)
         for index, raw in enumerate(items):
-            public, record = _question(path, chat, cast(Ability, ability), index, raw)
+            public, record = _question(path, chat, cast(Ability, ability), index, raw, taken)
             questions.append(public)
             gold[public.question_id] = record
     if not questions:

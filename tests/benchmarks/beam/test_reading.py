@@ -177,11 +177,21 @@ def test_the_public_side_carries_no_gold(tmp_path: Path) -> None:
     assert keys == sorted(keys)
 
 
-def test_keys_are_stable_and_distinct(tmp_path: Path) -> None:
+def test_keys_are_stable_distinct_and_made_from_public_text_only(tmp_path: Path) -> None:
     first = read_probing_questions(write_questions(tmp_path))
     again = read_probing_questions(write_questions(tmp_path))
     assert [q.question_id for q in first.questions] == [q.question_id for q in again.questions]
-    assert len({q.key for q in first.questions}) == len(first.questions)
+    moved = copy.deepcopy(QUESTIONS)  # the same question under another ability
+    moved["abstention"].append(moved["information_extraction"].pop())
+    moved_keys = {
+        q.key for q in read_probing_questions(write_questions(tmp_path, data=moved)).questions
+    }
+    assert moved_keys == {q.key for q in first.questions}
+    twice = copy.deepcopy(QUESTIONS)
+    twice["abstention"].append(copy.deepcopy(twice["abstention"][0]))
+    keys = [q.key for q in read_probing_questions(write_questions(tmp_path, data=twice)).questions]
+    assert len(set(keys)) == len(keys) == 6
+    assert sum(key.endswith("-2") for key in keys) == 1
 
 
 def _questions_with(ability: str, index: int, field: str, value: Any) -> dict[str, Any]:
