@@ -20,7 +20,11 @@ _ORIGIN = "lme_bench_origin"  # "file.py:42 in search"
 _TRACEBACK = "lme_bench_traceback"  # the formatted traceback, secrets masked
 _SHOWN = "lme_bench_traceback_shown"  # a log record already carried its traceback
 
-_PACKAGE = str(Path(__file__).resolve().parents[1])
+_PACKAGE = Path(__file__).resolve().parents[1]
+# lme-bench's own folders: the package, and the thin Prefect layer beside it in a clone
+_HARNESS = tuple(
+    f"{folder}/" for folder in (_PACKAGE, _PACKAGE.parent / "tasks", _PACKAGE.parent / "flows")
+)
 _LIBRARIES = tuple(
     {
         str(Path(p).resolve())
@@ -31,12 +35,13 @@ _LIBRARIES = tuple(
 
 
 def _is_harness(filename: str) -> bool:
-    """lme-bench's own code, an installed library or the standard library."""
+    """lme-bench's own code (its tasks and flows too), an installed library or the standard
+    library."""
     if filename.startswith("<"):
         return True
     path = str(Path(filename).resolve())
     return (
-        path.startswith(_PACKAGE)
+        path.startswith(_HARNESS)
         or path.startswith(_LIBRARIES)
         or "site-packages" in path
         or "dist-packages" in path
