@@ -59,7 +59,9 @@ class MemorySettings(_Section):
     embedding_model: str = Field(
         default="all-MiniLM-L6-v2",
         description="the embedding model of any backend that embeds (embedded dense and hybrid"
-        " search; the packaged MiniLM)",
+        " search, mem0, LangGraph, Graphiti): the packaged MiniLM, 'all-MiniLM-L6-v2-static'"
+        " (distilled from it: fast, less accurate), or a local sentence-transformers model"
+        " directory",
     )
 
     @model_validator(mode="before")

