@@ -62,8 +62,13 @@ def calibration_markdown(profile: dict[str, Any], path: str) -> str:
         f"## Judge {profile['candidate']['judge']} against {reference['judge_model']}",
         "",
         f"Reference: {reference['path']} ({reference['kind']}, sha256 "
-        f"{reference['sha256'][:12]}…); prompts: {prompts['version']} "
-        f"({prompts['description']}).",
+        f"{reference['sha256'][:12]}…"
+        + (
+            f", judged with prompts {reference['prompt_version']}"
+            if reference["prompt_version"]
+            else ""
+        )
+        + f"); candidate prompts: {prompts['version']} ({prompts['description']}).",
         "",
         *calibration_table(profile["figures"]),
         "",

@@ -86,7 +86,7 @@ def plan_run(settings: Settings) -> RunPlan:
     check_run_models(settings)
     if "judge" in settings.stages:
         judge_prompts(settings.judge)  # a bad prompt folder or official checkout: a ConfigError
-    check_profile(settings)  # a judge profile of another judge: a ConfigError naming both
+        check_profile(settings)  # a judge profile of another judge: a ConfigError naming both
     run_id = settings.run.id or datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S")
     results = settings.run.results_dir
     return RunPlan(
