@@ -7,7 +7,8 @@ compiled from `src/evaluation/compute_metrics.py`, `run_evaluation.py` and `repo
 on its own, with what it refers to supplied (scipy's `kendalltau`, `json`, `re`, the prompt
 strings parsed from `src/prompts.py`, a recording stand-in for pandas, no embedding models to
 load), since importing the modules whole would need packages lme-bench does not install
-(rouge_score, json_repair, openai clients) and downloads NLTK data at import. Four comparisons, each counted equal / different:
+(rouge_score, json_repair, openai clients) and downloads NLTK data at import. Four
+comparisons, each counted equal / different:
 1. event ordering's arithmetic: `event_ordering_score(align_type="llm")` against
    lme-bench's alignment and `ordering_score`, for generated response lines (reordered,
    dropped, decorated, blank, repeated and unrelated lines) to every real event-ordering
