@@ -133,3 +133,15 @@ def successor_markdown(record: dict[str, Any]) -> list[str]:
     if dropped:
         note += f" {dropped} bootstrap resamples whose rates did not separate were left out."
     return ["**Judged by a successor judge**:", "", *lines, "", note, ""]
+
+
+def successor_words(record: dict[str, Any] | None) -> str:
+    """For the run's headline: who judged and the estimate, when a successor judged."""
+    if record is None:
+        return ""
+    estimate = record["estimate"]["accuracy"]
+    shown = "not estimable" if estimate is None else percent(estimate)
+    return (
+        f" by {record['judge']}, not the official judge (estimated "
+        f"{record['reference_judge']} accuracy: {shown})"
+    )

@@ -14,6 +14,7 @@ from lme_bench.report.cost import cost_markdown
 from lme_bench.report.estimate import beside_spent_markdown
 from lme_bench.report.html_report import write_html_report
 from lme_bench.report.ingest import empty_memory_markdown, empty_memory_text, totals_markdown
+from lme_bench.report.judge_profile import successor_words
 from lme_bench.report.labels import count, percent
 from lme_bench.report.qa import qa_markdown
 from lme_bench.report.summary import memory_markdown, summary_markdown
@@ -43,6 +44,7 @@ def headline(summary: dict[str, Any]) -> str:
         parts.append(
             f"QA overall {percent(overall['accuracy'])} "
             f"({count(overall['correct'])}/{count(overall['n'])})"
+            + successor_words(summary["qa"].get("judge_profile"))
         )
     session = summary.get("session", {}).get("overall", {})
     if session.get("n"):

@@ -19,7 +19,7 @@ from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.judge.calibration.calibrate import calibrate
 from lme_bench.report.labels import percent
-from lme_bench.report.run_report import RunReport
+from lme_bench.report.run_report import RunReport, headline
 from lme_bench.report.ui_markdown import report_markdown
 from lme_bench.run.finish import RunResults, write_run
 from lme_bench.run.steps import (
@@ -119,6 +119,10 @@ def test_a_run_judged_by_a_successor_shows_its_profile(tmp_path: Path) -> None:
         assert "estimated gpt-4o-2024-08-06 accuracy (overall)" in page
         assert percent(expected) in page
         assert "The estimate is not an official figure" in page
+
+    assert f"by {JUDGE}, not the official judge (estimated gpt-4o-2024-08-06 accuracy: " in (
+        headline(report.summary)
+    )
 
     digest = hashlib.sha256(profile_path.read_bytes()).hexdigest()
     manifest = json.loads((run_dir / "manifest.json").read_text())
