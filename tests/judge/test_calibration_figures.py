@@ -104,3 +104,16 @@ def test_the_corrected_estimate_is_rogan_gladen_clipped() -> None:
     useless = Table(both_yes=5, reference_yes_candidate_no=5, reference_no_candidate_yes=5,
                     both_no=5)  # fmt: skip
     assert corrected_estimate({"x": (5, 10)}, {"x": useless}).value is None
+
+
+def test_the_estimates_interval_carries_the_calibrations_uncertainty() -> None:
+    """Same run, same rates: a calibration of 40 pairs gives a wider interval than one of
+    4,000, and the point estimate does not move."""
+    run = {"multi-session": (600, 1000)}
+    small = Table(18, 2, 4, 16)  # tpr 0.9, fpr 0.2
+    large = Table(1800, 200, 400, 1600)
+    few = corrected_estimate(run, {"multi-session": small}, resamples=1000, seed=0)
+    many = corrected_estimate(run, {"multi-session": large}, resamples=1000, seed=0)
+    assert few.value == pytest.approx(many.value or 0.0)
+    assert few.ci95 is not None and many.ci95 is not None
+    assert few.ci95[1] - few.ci95[0] > 2 * (many.ci95[1] - many.ci95[0])
