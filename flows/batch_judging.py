@@ -4,7 +4,7 @@ The flow holds back every question's judging until the other stages are done, th
 requests left (those not in the cache) as one job per provider and waits for it:
 
 - a flow run of a deployment suspends (no worker is held while the job runs, for minutes or
-  hours) after scheduling a run of the `judge-batch-check/judge-batch-check` deployment, which
+  hours) after scheduling a run of the `judge-batch-check/batch-check` deployment, which
   looks at the job once, resumes the suspended run when the job has ended, and otherwise
   schedules itself again `[judge] batch_poll_s` later. Resumed, the flow runs again from the
   start: every stage before is taken from the cache, the job is found in the run folder, and
@@ -29,8 +29,11 @@ from lme_bench_tasks.batch_judge import (
     start_judge_jobs,
 )
 from prefect import Task, flow, get_run_logger
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.objects import FlowRun
 from prefect.context import FlowRunContext
 from prefect.deployments import run_deployment
+from prefect.exceptions import NotPausedError
 from prefect.flow_runs import resume_flow_run, suspend_flow_run
 
 from lme_bench.common.stop_signal import STOPPING, check_stopping
@@ -43,7 +46,7 @@ from lme_bench.run.collect import Done, JudgeJob, RunCollector
 from lme_bench.run.request import RunRequest
 from lme_bench.run.steps import StageFailed, require_ok
 
-CHECK_DEPLOYMENT = "judge-batch-check/judge-batch-check"
+CHECK_DEPLOYMENT = "judge-batch-check/batch-check"
 
 
 def judge_deferred(
@@ -116,23 +119,30 @@ def schedule_check(flow_run_id: str, run_dir: Path, after_s: float) -> None:
     )
 
 
-def _suspended_run_settings(flow_run_id: str) -> Settings:
-    from prefect.client.orchestration import get_client
-
+def _waiting_run(flow_run_id: str) -> FlowRun:
     with get_client(sync_client=True) as client:
-        run = client.read_flow_run(uuid.UUID(flow_run_id))
-    request = run.parameters.get("request") or {}
-    return RunRequest.model_validate(request).settings()
+        return client.read_flow_run(uuid.UUID(flow_run_id))
 
 
 @flow(name="judge-batch-check")
 def judge_batch_check(flow_run_id: str, run_dir: str) -> str:
     """Look once at the batch jobs a suspended flow run waits for: resume it when they have
-    ended, else look again `[judge] batch_poll_s` later (another run of this deployment)."""
-    settings = _suspended_run_settings(flow_run_id)
+    ended, else look again `[judge] batch_poll_s` later (another run of this deployment).
+    Ends when the flow run has ended (cancelled, say) or already runs again."""
+    run = _waiting_run(flow_run_id)
+    if run.state is None or run.state.is_final():
+        return "flow run ended"
+    request = RunRequest.model_validate(run.parameters.get("request") or {})
+    settings = request.settings()
     jobs = [job for job in read_jobs(Path(run_dir), "judge") if job.state == "running"]
     if jobs and not batch_stage.refresh_jobs(jobs, settings, Path(run_dir)):
         schedule_check(flow_run_id, Path(run_dir), settings.judge.batch_poll_s)
         return "running"
-    resume_flow_run(uuid.UUID(flow_run_id))
+    if not run.state.is_paused():  # about to suspend, or running again: look again later
+        schedule_check(flow_run_id, Path(run_dir), settings.judge.batch_poll_s)
+        return "flow run not suspended"
+    try:
+        resume_flow_run(uuid.UUID(flow_run_id))
+    except NotPausedError:  # resumed meanwhile
+        return "flow run not suspended"
     return "resumed"

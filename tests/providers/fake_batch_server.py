@@ -107,6 +107,7 @@ class FakeBatchApi:
         self.failing = failing or set()
         self.expire_after = expire_after
         self.reject = reject
+        self.hold = False  # while set, a running batch stays in progress however often looked at
         self.files: dict[str, tuple[str, str, bytes]] = {}  # id -> (name, purpose, content)
         self.batches: dict[str, FakeBatch] = {}
         self.chat_requests: list[dict[str, Any]] = []
@@ -137,6 +138,10 @@ class FakeBatchApi:
             batch.looks += 1
             if self.reject:
                 batch.status = "failed"
+                return
+            if self.hold:
+                batch.status = STEPS[1]
+                batch.looks = 1
                 return
             if batch.looks < len(STEPS):
                 batch.status = STEPS[batch.looks]
