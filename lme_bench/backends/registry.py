@@ -11,8 +11,6 @@ path is taken from the current folder). `[memory.params]` is checked by the clas
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -22,12 +20,13 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from lme_bench.backends.builtin_params import memory_path
-from lme_bench.backends.config_hints import import_hint, params_problems
+from lme_bench.backends.config_hints import params_problems
 from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
 from lme_bench.common.code_digest import closure_digest
 from lme_bench.config.backend_names import BUILT_IN, registered, unknown_backend
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.embeddings import load_embedder
+from lme_bench.plugins import import_hint, import_module_or_file
 
 _REQUIRED = ("Params", "name", "capabilities")
 
@@ -35,23 +34,7 @@ _REQUIRED = ("Params", "name", "capabilities")
 def _module(module_name: str, attribute: str, where: str) -> ModuleType:
     """An importable module, or a Python file by its path (relative to the current folder)."""
     try:
-        if not module_name.endswith(".py"):
-            return importlib.import_module(module_name)
-        path = Path(module_name).resolve()
-        name = f"lme_bench_backend_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
-        if name in sys.modules:
-            return sys.modules[name]
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None or not path.is_file():
-            raise ImportError(f"no Python file at {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses and pickling look the module up by name
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-        return module
+        return import_module_or_file(module_name, prefix="lme_bench_backend_")
     except ImportError as error:
         hint = import_hint(module_name, error, attribute)
         raise ConfigError(f"{where}: cannot import {module_name!r}: {error}{hint}") from error
