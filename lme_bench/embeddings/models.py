@@ -22,7 +22,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
-import os
 import re
 import sys
 import threading
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lme_bench.config.settings import ConfigError
+from lme_bench.embeddings.loading import load_model
 from lme_bench.embeddings.static import STATIC_MINILM, StaticEmbedder
 from lme_bench.embeddings.stopwords import STOPWORDS
 
@@ -108,31 +108,7 @@ class HashingEmbedder:
         return [self.embed_one(text) for text in texts]
 
 
-_models: dict[str, Any] = {}
-_models_lock = threading.Lock()
 _encode_lock = threading.Lock()  # one forward pass at a time; torch uses every core for each
-
-
-def _force_offline() -> None:
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
-def _load_model(path: Path) -> Any:
-    """One SentenceTransformer per model directory per process (loading takes seconds)."""
-    key = str(path)
-    with _models_lock:
-        if key not in _models:
-            _force_offline()
-            from sentence_transformers import SentenceTransformer
-
-            hf_logging: Any = importlib.import_module("transformers.utils.logging")
-            hf_logging.disable_progress_bar()  # no "Loading weights" bar on stderr
-            _models[key] = SentenceTransformer(key, device="cpu", local_files_only=True)
-        return _models[key]
 
 
 class SentenceTransformerEmbedder:
@@ -151,7 +127,7 @@ class SentenceTransformerEmbedder:
 
     @property
     def model(self) -> Any:
-        return _load_model(self.path)
+        return load_model(self.path)
 
     @property
     def dim(self) -> int:

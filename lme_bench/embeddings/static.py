@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lme_bench.embeddings.loading import load_model
+
 STATIC_MINILM = "all-MiniLM-L6-v2-static"
 DIM = 256
 RECIPE = "v1: [CLS] piece [SEP] mean, centred PCA, SIF a=1e-3 by Zipf rank"
@@ -65,9 +67,7 @@ def distil(model_dir: Path, batch_size: int = 512) -> Any:
     import numpy
     import torch
 
-    from lme_bench.embeddings.models import _load_model
-
-    model = _load_model(model_dir)
+    model = load_model(model_dir)
     transformer = model[0].auto_model
     tokenizer = model.tokenizer
     vocab_size = int(tokenizer.vocab_size)

