@@ -28,6 +28,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from lme_bench.benchmarks.registry import unknown_benchmark
 from lme_bench.config.backend_names import unknown_backend
 from lme_bench.config.legacy_memory_keys import move_legacy_keys
 from lme_bench.config.mcp_section import McpSettings as McpSettings
@@ -108,9 +109,23 @@ class IngestSettings(_Section):
 
 class DatasetSettings(_Section):
     path: Path | None = Field(default=None, description="LongMemEval JSON; default: the sample")
+    benchmark: str | None = Field(
+        default=None,
+        description="longmemeval, locomo, beam, a name registered under the lme_bench.benchmarks"
+        " entry points, 'module:Class' or 'path/to/file.py:Class'; default: the benchmark that"
+        " recognises the file",
+    )
     cache_dir: Path | None = Field(
         default=None, description="where per-question splits live; default <results_dir>/.cache"
     )
+
+    @field_validator("benchmark")
+    @classmethod
+    def _known_benchmark(cls, name: str | None) -> str | None:
+        problem = unknown_benchmark(name) if name is not None else None
+        if problem is not None:
+            raise ValueError(problem)
+        return name
 
 
 class RetrievalSettings(_Section):
