@@ -151,6 +151,15 @@ class QaSettings(_Section):
     rerank: bool = Field(default=False, description="let the QA model rerank merged entries")
     max_context_chars: int = Field(default=40_000, ge=1_000, description="reader prompt budget")
     prompts_dir: Path | None = Field(default=None, description="reader prompts; default ours")
+    batch: bool = Field(
+        default=False,
+        description="single strategy: every reader request as one job of the provider's batch"
+        " API (half price at OpenAI), after every search; items it fails are answered call by"
+        " call",
+    )
+    batch_poll_s: float = Field(
+        default=60.0, gt=0, description="seconds between two looks at a running batch job"
+    )
 
 
 class JudgeSettings(_Section):

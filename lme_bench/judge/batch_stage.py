@@ -18,7 +18,6 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from lme_bench.judge.stage import judges
 from lme_bench.providers.batch.openai_batch import OpenAIBatchApi
 from lme_bench.providers.batch.protocol import BatchApi, BatchRequest, ItemResult
 from lme_bench.providers.factory import ModelSpec, api_key, openai_base_url, parse_model
-from lme_bench.results.batch_jobs import BatchJob, find_job, write_job
+from lme_bench.results.batch_jobs import BatchJob, record_outcome, refresh_job, submit_or_find
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 STAGE = "judge"
@@ -120,12 +119,6 @@ def request_body(judge: LlmJudge, model: str, prompt: str) -> dict[str, Any]:
     return official_body(model, prompt)
 
 
-def _requests_digest(calls: Sequence[PlannedCall]) -> str:
-    """What the requests are, whatever order the questions came in."""
-    text = json.dumps(sorted([c.custom_id, c.body] for c in calls), sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def _specs_by_provider(settings: Settings) -> dict[str, ModelSpec]:
     return {spec.provider: spec for spec in judge_specs(settings)}
 
@@ -144,24 +137,17 @@ def start_jobs(
     jobs = []
     for provider in sorted({c.provider for c in calls}):
         group = [c for c in calls if c.provider == provider]
-        digest = _requests_digest(group)
-        job = find_job(run_dir, STAGE, provider, digest)
-        if job is None:
-            spec = specs[provider]
-            api = make_api(spec, settings)
-            requests = [BatchRequest(c.custom_id, c.body) for c in group]
-            job_id = api.submit(requests, description)
-            job = BatchJob(
-                stage=STAGE,
-                provider=provider,
-                api=api.provider,
-                job_id=job_id,
-                requests_sha256=digest,
-                items={c.custom_id: [c.question_id, c.judge, c.repeat] for c in group},
-                submitted_at=datetime.now(UTC).isoformat(),
+        jobs.append(
+            submit_or_find(
+                run_dir,
+                STAGE,
+                provider,
+                make_api(specs[provider], settings),
+                [BatchRequest(c.custom_id, c.body) for c in group],
+                {c.custom_id: [c.question_id, c.judge, c.repeat] for c in group},
+                description,
             )
-            write_job(run_dir, job)
-        jobs.append(job)
+        )
     return jobs
 
 
@@ -173,22 +159,12 @@ def refresh_jobs(
 ) -> bool:
     """Look once at every job still running and record what it says; whether all have ended."""
     specs = _specs_by_provider(settings)
-    for job in jobs:
-        if job.state != "running":
-            continue
-        status = make_api(specs[job.provider], settings).status(job.job_id)
-        if (status.state, status.provider_status, status.counts) != (
-            job.state,
-            job.provider_status,
-            job.counts,
-        ):
-            job.state, job.provider_status, job.counts = (
-                status.state,
-                status.provider_status,
-                status.counts,
-            )
-            write_job(run_dir, job)
-    return all(job.state != "running" for job in jobs)
+    ended = [
+        refresh_job(run_dir, job, make_api(specs[job.provider], settings))
+        for job in jobs
+        if job.state == "running"
+    ]
+    return all(ended)
 
 
 def wait_for_jobs(
@@ -309,10 +285,7 @@ def collect_scores(
 
     rows = asyncio.run(every_item())
     for job in jobs:
-        job.answered = sorted(c for c in job.items if _has(replies, job, c))
-        job.redone = sorted(set(job.items) - set(job.answered))
-        job.finished_at = job.finished_at or datetime.now(UTC).isoformat()
-        write_job(run_dir, job)
+        record_outcome(run_dir, job, (c for c in job.items if _has(replies, job, c)))
     return {item.ref.question_id: found for item, found in zip(items, rows, strict=True)}
 
 

@@ -14,7 +14,7 @@ from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
 from lme_bench.metrics.ranking_metrics import is_evidence
-from lme_bench.providers.calls import CallAccount, CountedModel, set_call_columns
+from lme_bench.providers.calls import CallAccount, ChatCall, CountedModel, set_call_columns
 from lme_bench.providers.factory import model_for, parse_model
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.qa.strategies import Answerer
@@ -22,11 +22,15 @@ from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.retrieval.official_ids import corpus_turn_ids, official_rankings
 
 
-async def answer_question(ref: QuestionRef, memory_id: str, settings: Settings) -> HypothesisRow:
-    """Answer from memory. Model failures after retries become a row with status "error"."""
+async def answer_question(
+    ref: QuestionRef, memory_id: str, settings: Settings, reader: ChatCall | None = None
+) -> HypothesisRow:
+    """Answer from memory. Model failures after retries become a row with status "error".
+    `reader` stands in for the QA model's calls (a batch job's replies)."""
     instance = ref.load()
     view, keys = make_view(instance)
-    model, policy, spec = model_for("qa", settings)
+    built, policy, spec = model_for("qa", settings)
+    model: ChatCall = built if reader is None else reader
     prompts = load_qa_prompts(settings.qa.prompts_dir)
     account = CallAccount()
     row = unanswered_row(ref, settings)

@@ -6,12 +6,15 @@ stand for (question, judge, repeat), which never leaves the run folder.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lme_bench.providers.batch.protocol import BatchApi, BatchRequest
 from lme_bench.results.atomic import write_text_atomically
 
 FOLDER = "batches"
@@ -102,3 +105,51 @@ def manifest_entries(run_dir: Path) -> list[dict[str, Any]]:
         }
         for job in read_jobs(run_dir)
     ]
+
+
+def submit_or_find(
+    run_dir: Path,
+    stage: str,
+    provider: str,
+    api: BatchApi,
+    requests: Sequence[BatchRequest],
+    items: dict[str, list[Any]],
+    description: str,
+) -> BatchJob:
+    """The job recorded in `run_dir` for exactly these requests, or a new one, recorded as soon
+    as the provider accepts it. `items`: custom id -> what it stands for."""
+    text = json.dumps(sorted([r.custom_id, r.body] for r in requests), sort_keys=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()  # whatever order they came in
+    job = find_job(run_dir, stage, provider, digest)
+    if job is None:
+        job = BatchJob(
+            stage=stage,
+            provider=provider,
+            api=api.provider,
+            job_id=api.submit(requests, description),
+            requests_sha256=digest,
+            items=items,
+            submitted_at=datetime.now(UTC).isoformat(),
+        )
+        write_job(run_dir, job)
+    return job
+
+
+def refresh_job(run_dir: Path, job: BatchJob, api: BatchApi) -> bool:
+    """Look once at a job still running and record what it says; whether it has ended."""
+    if job.state != "running":
+        return True
+    status = api.status(job.job_id)
+    seen = (status.state, status.provider_status, status.counts)
+    if seen != (job.state, job.provider_status, job.counts):
+        job.state, job.provider_status, job.counts = seen
+        write_job(run_dir, job)
+    return job.state != "running"
+
+
+def record_outcome(run_dir: Path, job: BatchJob, answered: Iterable[str]) -> None:
+    """Which of the job's items its replies answered; the others were redone call by call."""
+    job.answered = sorted(set(answered) & set(job.items))
+    job.redone = sorted(set(job.items) - set(job.answered))
+    job.finished_at = job.finished_at or datetime.now(UTC).isoformat()
+    write_job(run_dir, job)

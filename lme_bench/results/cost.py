@@ -71,17 +71,27 @@ def run_cost(
     correct: int | None,
     prices: dict[str, PriceSettings],
     batch_factors: Mapping[tuple[str, str, int], float] | None = None,
+    answer_factors: Mapping[tuple[str, str, int], float] | None = None,
 ) -> dict[str, Any] | None:
     """Cost per part, per run, per question and per correct answer; None without prices.
-    `batch_factors`: (question id, judge, repeat) of verdicts a batch job gave, at its price
-    factor (lme_bench.results.batch_jobs)."""
+    `batch_factors`: (question id, judge, repeat) of verdicts a batch job gave, and
+    `answer_factors`: (question id, QA model, 0) of answers one gave, at its price factor
+    (lme_bench.results.batch_jobs)."""
     if not prices:
         return None
-    factors = batch_factors or {}
+    factors, answered = batch_factors or {}, answer_factors or {}
     parts = {
         "ingestion": [Usage(agent_model or "", r.input_tokens, r.output_tokens) for r in records],
         "memory_model": [_system_usage(memory_system)] if memory_system else [],
-        "answering": [Usage(h.qa_model, h.input_tokens, h.output_tokens) for h in hypotheses],
+        "answering": [
+            Usage(
+                h.qa_model,
+                h.input_tokens,
+                h.output_tokens,
+                answered.get((h.question_id, h.qa_model, 0), 1.0),
+            )
+            for h in hypotheses
+        ],
         "judging": [
             Usage(
                 s.judge,

@@ -161,7 +161,8 @@ def write_run(
         questions=len(refs),
         correct=primary["overall"]["correct"] if primary else None,
         prices=settings.prices,
-        batch_factors=answered_in_batch(read_jobs(run_dir)),
+        batch_factors=answered_in_batch(read_jobs(run_dir, "judge")),
+        answer_factors=answered_in_batch(read_jobs(run_dir, "answer")),
     )
     for row in results.retrieval or []:
         if row.status == "error":  # not-applicable rows are no failure

@@ -1,0 +1,231 @@
+"""The answer stage through a provider's batch API (`[qa] batch = true`, single strategy): each
+question's search runs as usual up to the reader's call, whose request is taken instead of sent;
+the requests go as one job (the bodies the QA model's own client would send); once it has ended,
+each question is answered again by the same code with the job's reply standing in for the
+model, so the hypotheses table is the one a call-by-call run writes. Questions the job did not
+answer are answered call by call.
+
+Steps as for the judge (lme_bench.judge.batch_stage): `start_job`, `refresh_job`, then
+`collect_answers`; `answer_in_batch` does all three, waiting in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, messages_to_dict
+
+from lme_bench.config.settings import ConfigError, Settings
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.providers.batch.openai_batch import OpenAIBatchApi
+from lme_bench.providers.batch.protocol import BatchApi, BatchRequest
+from lme_bench.providers.factory import ModelSpec, api_key, model_for, openai_base_url
+from lme_bench.qa.stage import answer_question
+from lme_bench.results.batch_jobs import BatchJob, record_outcome, refresh_job, submit_or_find
+from lme_bench.results.qa_tables import HypothesisRow
+
+STAGE = "answer"
+BATCH_KINDS = ("openai", "openai-compatible")
+ApiFactory = Callable[[ModelSpec, Settings], BatchApi]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerItem:
+    """A question to answer and the memory to answer it from."""
+
+    ref: QuestionRef
+    memory_id: str
+
+
+class ReaderRequest(Exception):
+    """The reader's messages, taken where the model would have been called."""
+
+    def __init__(self, messages: list[BaseMessage]) -> None:
+        super().__init__("reader request taken")
+        self.messages = messages
+
+
+class _TakeRequest:
+    async def ainvoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        raise ReaderRequest(list(messages))
+
+
+class _JobReply:
+    """The job's reply to exactly these messages, as the QA model would have returned it."""
+
+    def __init__(self, messages: list[BaseMessage], reply: AIMessage) -> None:
+        self.messages = messages
+        self.reply = reply
+
+    async def ainvoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        if messages_to_dict(list(messages)) != messages_to_dict(self.messages):
+            raise RuntimeError("the batch reply belongs to another reader request")
+        return self.reply
+
+
+def reader_spec(settings: Settings) -> ModelSpec:
+    """The QA model, checked for a batch job: a provider with one, and one call per question."""
+    _, _, spec = model_for("qa", settings)
+    if spec.kind not in BATCH_KINDS:
+        raise ConfigError(
+            f"[qa] batch = true: the QA model '{spec.label}' is served by a {spec.kind!r} "
+            "provider, which has no batch API here (OpenAI or OpenAI-compatible only)"
+        )
+    if settings.qa.strategy != "single" or settings.qa.rerank:
+        raise ConfigError(
+            "[qa] batch = true: needs strategy = 'single' and rerank = false (one reader call"
+            " per question, after the search)"
+        )
+    return spec
+
+
+def openai_batch_api(spec: ModelSpec, settings: Settings) -> BatchApi:
+    return OpenAIBatchApi(
+        api_key(spec) or "not-needed", openai_base_url(spec), settings.models.timeout_s
+    )
+
+
+def request_body(messages: list[BaseMessage], settings: Settings) -> dict[str, Any]:
+    """The body the QA model's client sends for `messages` (its extra body merged in)."""
+    model, _, _ = model_for("qa", settings)
+    payload: dict[str, Any] = model._get_request_payload(messages)  # type: ignore[attr-defined]
+    extra = payload.pop("extra_body", None) or {}
+    return payload | extra
+
+
+def _custom_id(question_id: str, body: Mapping[str, Any]) -> str:
+    text = json.dumps([question_id, body], sort_keys=True, ensure_ascii=False)
+    return "r" + hashlib.sha256(text.encode()).hexdigest()[:31]
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """A question's reader request, or what ended it before one (an error, or a row)."""
+
+    item: AnswerItem
+    messages: list[BaseMessage] | None = None
+    row: HypothesisRow | None = None
+    error: BaseException | None = None
+
+
+async def _take(item: AnswerItem, settings: Settings) -> Taken:
+    try:
+        row = await answer_question(item.ref, item.memory_id, settings, reader=_TakeRequest())
+    except ReaderRequest as taken:
+        return Taken(item, messages=taken.messages)
+    except Exception as error:  # a memory fault: the question fails as its task would
+        return Taken(item, error=error)
+    return Taken(item, row=row)
+
+
+def take_requests(items: Sequence[AnswerItem], settings: Settings) -> list[Taken]:
+    """Every question's search, up to its reader request, one question at a time."""
+    reader_spec(settings)
+    return [asyncio.run(_take(item, settings)) for item in items]
+
+
+def _requests(taken: Sequence[Taken], settings: Settings) -> dict[str, BatchRequest]:
+    """Reader requests by question id."""
+    found = {}
+    for one in taken:
+        if one.messages is not None:
+            body = request_body(one.messages, settings)
+            question_id = one.item.ref.question_id
+            found[question_id] = BatchRequest(_custom_id(question_id, body), body)
+    return found
+
+
+def start_job(
+    taken: Sequence[Taken],
+    settings: Settings,
+    run_dir: Path,
+    make_api: ApiFactory = openai_batch_api,
+) -> BatchJob | None:
+    """The job of the reader requests taken (found in `run_dir`, or submitted); None when no
+    question needs the model."""
+    requests = _requests(taken, settings)
+    if not requests:
+        return None
+    spec = reader_spec(settings)
+    return submit_or_find(
+        run_dir,
+        STAGE,
+        spec.provider,
+        make_api(spec, settings),
+        list(requests.values()),
+        {r.custom_id: [q, spec.label, 0] for q, r in requests.items()},
+        "lme-bench answer",
+    )
+
+
+def _reply(body: Mapping[str, Any], settings: Settings) -> AIMessage:
+    """A chat completion as the QA model's client makes it into a message."""
+    model, _, _ = model_for("qa", settings)
+    result = model._create_chat_result(dict(body))  # type: ignore[attr-defined]
+    generation = result.generations[0]
+    message: AIMessage = generation.message
+    message.response_metadata = {**(generation.generation_info or {}), **message.response_metadata}
+    return message
+
+
+def collect_answers(
+    taken: Sequence[Taken],
+    job: BatchJob | None,
+    settings: Settings,
+    run_dir: Path,
+    make_api: ApiFactory = openai_batch_api,
+) -> list[HypothesisRow | BaseException]:
+    """Each question's hypothesis row (or the error that ended it), in order; questions the
+    job did not answer are answered call by call."""
+    requests = _requests(taken, settings)
+    results = {}
+    if job is not None:
+        results = make_api(reader_spec(settings), settings).results(job.job_id)
+    answered: list[str] = []
+
+    async def finish(one: Taken) -> HypothesisRow | BaseException:
+        if one.error is not None or one.row is not None or one.messages is None:
+            return one.error or one.row or RuntimeError("no request taken")
+        ref, memory_id = one.item.ref, one.item.memory_id
+        request = requests[ref.question_id]
+        result = results.get(request.custom_id)
+        reader = None
+        if result is not None and result.reply is not None:
+            try:
+                reader = _JobReply(one.messages, _reply(result.reply, settings))
+                answered.append(request.custom_id)
+            except (KeyError, IndexError, TypeError, ValueError):
+                reader = None  # a reply without a choice: answered call by call
+        try:
+            return await answer_question(ref, memory_id, settings, reader=reader)
+        except Exception as error:
+            return error
+
+    rows = [asyncio.run(finish(one)) for one in taken]
+    if job is not None:
+        record_outcome(run_dir, job, answered)
+    return rows
+
+
+def answer_in_batch(
+    items: Sequence[AnswerItem],
+    settings: Settings,
+    run_dir: Path,
+    make_api: ApiFactory = openai_batch_api,
+    sleep: Callable[[float], object] = time.sleep,
+) -> list[HypothesisRow | BaseException]:
+    """Search, send the reader requests as one job, wait for it and answer, in this process."""
+    taken = take_requests(items, settings)
+    job = start_job(taken, settings, run_dir, make_api)
+    if job is not None:
+        api = make_api(reader_spec(settings), settings)
+        while not refresh_job(run_dir, job, api):
+            sleep(settings.qa.batch_poll_s)
+    return collect_answers(taken, job, settings, run_dir, make_api)
