@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from lme_bench_flows import artifacts, schedule
-from lme_bench_flows.batch_judging import judge_deferred
+from lme_bench_flows.batched_stages import answer_deferred, judge_deferred
 from lme_bench_flows.scale_out import run_shards
 from lme_bench_flows.stopping import stopping_cleanly
 from lme_bench_tasks import benchmark as tasks
@@ -38,7 +38,7 @@ from lme_bench.report.run_report import headline
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_settings
 from lme_bench.run import batch, cache_keys, steps
-from lme_bench.run.collect import Done, IngestJob, Job, JudgeJob, RunCollector
+from lme_bench.run.collect import AnswerJob, Done, IngestJob, Job, JudgeJob, RunCollector
 from lme_bench.run.progress import RunProgress
 from lme_bench.run.request import RunRequest
 from lme_bench.run.rerun import failed_question_ids, merge_previous
@@ -126,7 +126,8 @@ def _run_questions(
     run_dir: Path,
 ) -> dict[str, int]:
     """Run every question's stages; how many stage results came from the cache, by stage.
-    With `[judge] batch`, judging waits for the other stages and goes as one batch job."""
+    With `[qa] batch` or `[judge] batch`, that stage waits for the stages before it and goes
+    as one batch job (flows/batched_stages.py)."""
     by_stage = tasks.per_question_tasks(settings)
     batch_sizes = _batch_sizes(settings, len(refs))
     # worker processes start now, so they have imported the stages by the first batch
@@ -189,13 +190,14 @@ def _run_questions(
         reused[job.stage] += hit
         return Done(job, value, None) if hit else None
 
-    held_back: list[JudgeJob] = []  # judged in one batch job once the other stages are done
+    held_back: list[Job] = []  # run in one batch job once the stages before are done
+    batched = (AnswerJob,) * settings.qa.batch + (JudgeJob,) * settings.judge.batch
 
     def finished(done: Done) -> list[Job]:
         follow = collector.finished(done)
-        if settings.judge.batch:
-            held_back.extend(job for job in follow if isinstance(job, JudgeJob))
-            follow = [job for job in follow if not isinstance(job, JudgeJob)]
+        if batched:
+            held_back.extend(job for job in follow if isinstance(job, batched))
+            follow = [job for job in follow if not isinstance(job, batched)]
         terminal.record(done.job.stage, done.value)
         terminal.update(collector.questions_done, len(collector.failed))
         progress.update(collector.questions_done, len(collector.failed), sum(reused.values()))
@@ -205,9 +207,10 @@ def _run_questions(
     limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
     STOPPING.clear()
     ingestions_starting()
-    try:
+
+    def run(jobs: list[Job]) -> None:
         schedule.run_jobs(
-            collector.start(locations),
+            jobs,
             limits,
             submit,
             finished,
@@ -215,19 +218,37 @@ def _run_questions(
             batch_sizes,
             every_ingestion_started=every_ingestion_started,
         )
-        to_judge = []
-        for job in held_back:
+
+    def run_held_back(stage: str) -> None:
+        """The held-back jobs of `stage`: from the cache, else in one batch job; then what
+        follows them."""
+        jobs = [job for job in held_back if job.stage == stage]
+        held_back[:] = [job for job in held_back if job.stage != stage]
+        follow, left = [], []
+        for job in jobs:
             found = reuse(job)
             if found is None:
-                to_judge.append(job)
+                left.append(job)
             else:
-                finished(found)
-        if to_judge:
-            judged = judge_deferred(
-                to_judge, refs, settings, scope, run_dir, collector, by_stage["judge"]
-            )
-            for done in judged:
-                finished(done)
+                follow += finished(found)
+        if left and stage == "answer":
+            answers = cast(list[AnswerJob], left)
+            for done in answer_deferred(answers, refs, settings, scope, run_dir, by_stage[stage]):
+                follow += finished(done)
+        elif left:
+            judge_jobs = cast(list[JudgeJob], left)
+            per_question = by_stage[stage]
+            for done in judge_deferred(
+                judge_jobs, refs, settings, scope, run_dir, collector, per_question
+            ):
+                follow += finished(done)
+        if follow:
+            run(follow)
+
+    try:
+        run(collector.start(locations))
+        run_held_back("answer")
+        run_held_back("judge")
     except BaseException:  # a signal (or a fault): in-flight questions stop at their next step
         STOPPING.set()
         raise

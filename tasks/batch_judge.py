@@ -1,5 +1,5 @@
 """Prefect tasks of the judge stage through a provider's batch API (lme_bench.judge.batch_stage):
-start (or find) the run's jobs, look at them, then collect the rows. Each question whose rows
+start (or find) the run's jobs, then collect the rows once they have ended. Each question whose rows
 are all fine is persisted under the key its per-question judge task would use, so a rerun
 finds it in the cache whichever way it was judged.
 """
@@ -30,17 +30,6 @@ from lme_bench.run.steps import StageFailed, require_ok
 )
 def start_judge_jobs(items: list[JudgeItem], settings: Settings, run_dir: Path) -> list[BatchJob]:
     return batch_stage.start_jobs(items, settings, run_dir)
-
-
-@task(
-    name="judge-batch-check",
-    cache_policy=NO_CACHE,
-    persist_result=False,
-    retries=2,
-    retry_delay_seconds=10,
-)
-def check_judge_jobs(jobs: list[BatchJob], settings: Settings, run_dir: Path) -> bool:
-    return batch_stage.refresh_jobs(jobs, settings, run_dir)
 
 
 @task(

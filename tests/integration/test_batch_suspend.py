@@ -1,7 +1,7 @@
 """`[judge] batch = true` on a real Prefect server and process worker: the smoke deployment's
 run suspends while the batch job runs (no worker process is left running it), a restart of the
 run while the job still runs finds the same job and suspends again, and once the job has ended
-a run of the judge-batch-check deployment resumes it to completion, with the job's verdicts."""
+a run of the batch-check/watch deployment resumes it to completion, with the job's verdicts."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def _wait_until(what: str, found: Callable[[], FlowRun], ok: Callable[[FlowRun],
 
 
 def _check_runs(stack: PrefectStack) -> list[FlowRun]:
-    only = DeploymentFilter(name=DeploymentFilterName(any_=["batch-check"]))
+    only = DeploymentFilter(name=DeploymentFilterName(any_=["watch"]))
     with api_client(stack) as client:
         return client.read_flow_runs(deployment_filter=only, flow_run_filter=FlowRunFilter())
 

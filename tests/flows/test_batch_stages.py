@@ -1,6 +1,7 @@
-"""The `longmemeval` flow with `[judge] batch = true` against a loopback OpenAI Batch API: the
-run's tables are those of a call-by-call run (timing aside), the job's id is in the manifest
-and its price in the cost, and a run restarted while its job runs waits for that same job."""
+"""The `longmemeval` flow with `[judge] batch` (and `[qa] batch`) against a loopback OpenAI Batch
+API: the run's tables are those of a call-by-call run (timing aside), the jobs' ids are in the
+manifest and their price in the cost, and a run restarted while its job runs waits for that
+same job."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from lme_bench_flows import batch_judging
+from lme_bench_flows import batched_stages
 from lme_bench_flows.longmemeval import longmemeval
 from prefect.testing.utilities import prefect_test_harness
 
@@ -30,25 +31,29 @@ def harness() -> Iterator[None]:
         yield
 
 
-def _config(tmp_path: Path, base_url: str) -> Path:
+READER = "lab:gpt-4o-mini"
+
+
+def _config(tmp_path: Path, base_url: str, reader: str = "fake:quote-memory") -> Path:
     config = tmp_path / "batch.toml"
     config.write_text(
-        '[ingest]\nmode = "raw"\n[qa]\nstrategy = "single"\n'
-        f'[models]\nqa = "fake:quote-memory"\njudge = "{JUDGE}"\n'
+        '[ingest]\nmode = "raw"\n[qa]\nstrategy = "single"\nbatch_poll_s = 0.01\n'
+        f'[models]\nqa = "{reader}"\njudge = "{JUDGE}"\n'
         f'[providers.lab]\nkind = "openai-compatible"\nbase_url = "{base_url}"\n'
         "[judge]\nbatch_poll_s = 0.01\n"
         f'[prices."{JUDGE}"]\ninput_per_mtok = 2.5\noutput_per_mtok = 10.0\n'
+        f'[prices."{READER}"]\ninput_per_mtok = 0.15\noutput_per_mtok = 0.6\n'
     )
     return config
 
 
-def _run(config: Path, results: Path, batch: bool) -> dict[str, Any]:
+def _run(config: Path, results: Path, batch: bool, answers: bool = False) -> dict[str, Any]:
     request = RunRequest(
         config=str(config),
         results_dir=str(results),
         run_id="run",
         limit=6,
-        overrides={"judge.batch": batch},
+        overrides={"judge.batch": batch, "qa.batch": answers},
     )
     result: dict[str, Any] = longmemeval(request)
     return result
@@ -86,7 +91,7 @@ def test_a_restarted_run_waits_for_the_job_it_submitted(
     with serve_batches() as (base_url, fake):
         config = _config(tmp_path, base_url)
         with monkeypatch.context() as patched:
-            patched.setattr(batch_judging, "_wait", stopped)
+            patched.setattr(batched_stages, "_wait", stopped)
             with pytest.raises(RuntimeError, match="worker went away"):
                 _run(config, tmp_path, batch=True)
         assert len(fake.batches) == 1
@@ -95,3 +100,23 @@ def test_a_restarted_run_waits_for_the_job_it_submitted(
     scores = pq.read_table(tmp_path / "run" / "scores.parquet").to_pylist()
     assert len([s for s in scores if s["judge"] == JUDGE and s["status"] == "ok"]) == 6
     assert result["summary"]["incomplete"]["failed"] == 0
+
+
+def test_answers_and_verdicts_in_batches_equal_the_call_by_call_run(
+    harness: None, tmp_path: Path
+) -> None:
+    with serve_batches() as (base_url, fake):
+        config = _config(tmp_path, base_url, reader=READER)
+        batched = _run(config, tmp_path / "batched", batch=True, answers=True)
+        assert len(fake.batches) == 2 and not fake.chat_requests  # answers, then verdicts
+        live = _run(config, tmp_path / "live", batch=False)
+        assert len(fake.chat_requests) == 12
+    for table in ("scores.parquet", "hypotheses.parquet", "retrieval.parquet"):
+        assert _table(tmp_path / "batched" / "run" / table) == _table(
+            tmp_path / "live" / "run" / table
+        ), table
+    manifest = json.loads((tmp_path / "batched" / "run" / "manifest.json").read_text())
+    assert sorted(b["stage"] for b in manifest["batches"]) == ["answer", "judge"]
+    for part in ("answering", "judging"):
+        live_cost = live["summary"]["cost"][part]
+        assert batched["summary"]["cost"][part] == pytest.approx(live_cost / 2), part

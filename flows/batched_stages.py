@@ -1,16 +1,15 @@
-"""The judge stage through a provider's batch API (`[judge] batch = true`) in the flow.
+"""Stages through a provider's batch API (`[qa] batch`, `[judge] batch`) in the flow.
 
-The flow holds back every question's judging until the other stages are done, then sends the
-requests left (those not in the cache) as one job per provider and waits for it:
+The flow holds back those stages until the stages before them are done for every question,
+then sends the requests left (those not in the cache) as one job per provider and waits:
 
 - a flow run of a deployment suspends (no worker is held while the job runs, for minutes or
-  hours) after scheduling a run of the `judge-batch-check/batch-check` deployment, which
-  looks at the job once, resumes the suspended run when the job has ended, and otherwise
-  schedules itself again `[judge] batch_poll_s` later. Resumed, the flow runs again from the
-  start: every stage before is taken from the cache, the job is found in the run folder, and
-  its replies become the rows;
-- any other run (`lme-bench run`, a subflow, no check deployment) looks at the job every
-  `[judge] batch_poll_s` seconds in its own process.
+  hours) after scheduling a run of the `batch-check/watch` deployment, which looks at the
+  run's jobs once, resumes the suspended run when they have ended, and otherwise schedules
+  itself again. Resumed, the flow runs again from the start: what was done before comes from
+  the cache, the job is found in the run folder, and its replies become the rows;
+- any other run (`lme-bench run`, a shard, no check deployment) looks at the job every
+  `batch_poll_s` seconds in its own process.
 
 A run restarted while its job runs finds the job in the run folder (lme_bench.results.
 batch_jobs) and waits for it rather than sending the requests again.
@@ -23,11 +22,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from lme_bench_tasks.batch_judge import (
-    check_judge_jobs,
-    collect_judge_scores,
-    start_judge_jobs,
-)
+from lme_bench_tasks.batch_answer import collect_answers, start_answer_job, take_answer_requests
+from lme_bench_tasks.batch_check import check_batch_jobs
+from lme_bench_tasks.batch_judge import collect_judge_scores, start_judge_jobs
 from prefect import Task, flow, get_run_logger
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import FlowRun
@@ -39,14 +36,15 @@ from prefect.flow_runs import resume_flow_run, suspend_flow_run
 from lme_bench.common.stop_signal import STOPPING, check_stopping
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.judge import batch_stage
 from lme_bench.judge.batch_stage import JudgeItem
-from lme_bench.results.batch_jobs import BatchJob, read_jobs
-from lme_bench.run.collect import Done, JudgeJob, RunCollector
+from lme_bench.qa.batch_stage import AnswerItem
+from lme_bench.results.batch_jobs import BatchJob
+from lme_bench.run import batched
+from lme_bench.run.collect import AnswerJob, Done, JudgeJob, RunCollector
 from lme_bench.run.request import RunRequest
 from lme_bench.run.steps import StageFailed, require_ok
 
-CHECK_DEPLOYMENT = "judge-batch-check/batch-check"
+CHECK_DEPLOYMENT = "batch-check/watch"
 
 
 def judge_deferred(
@@ -63,10 +61,7 @@ def judge_deferred(
     jobs = sorted(jobs, key=lambda job: job.index)  # the run's order, not the answers'
     items = [JudgeItem(refs[job.index], job.hypothesis) for job in jobs]
     batch_jobs = start_judge_jobs(items, settings, run_dir)
-    names = ", ".join(f"{job.provider} {job.job_id}" for job in batch_jobs)
-    get_run_logger().info("Judging %d questions through batch job(s) %s", len(items), names)
-    while not check_judge_jobs(batch_jobs, settings, run_dir):
-        _wait(batch_jobs, settings, run_dir)
+    _wait_for(batch_jobs, settings, run_dir, len(items), "judging")
     ingestion_ids = {refs[job.index].question_id: collector.ingestion_id(job.index) for job in jobs}
     found = collect_judge_scores(
         items, batch_jobs, settings, run_dir, scope, ingestion_ids, per_question
@@ -81,6 +76,43 @@ def judge_deferred(
     return done
 
 
+def answer_deferred(
+    jobs: list[AnswerJob],
+    refs: list[QuestionRef],
+    settings: Settings,
+    scope: str,
+    run_dir: Path,
+    per_question: Task[Any, Any],
+) -> list[Done]:
+    """Answer `jobs` (not in the cache) through the batch API; each job's Done, as its own
+    task would have ended."""
+    jobs = sorted(jobs, key=lambda job: job.index)
+    items = [AnswerItem(refs[job.index], job.outcome.memory_id) for job in jobs]
+    taken = take_answer_requests(items, settings)
+    batch_job = start_answer_job(taken, settings, run_dir)
+    if batch_job is not None:
+        _wait_for([batch_job], settings, run_dir, len(items), "answers")
+    outcomes = [job.outcome for job in jobs]
+    found = collect_answers(taken, batch_job, settings, run_dir, scope, outcomes, per_question)
+    done = []
+    for job, row in zip(jobs, found, strict=True):
+        if isinstance(row, BaseException):
+            done.append(Done(job, None, row))
+            continue
+        try:
+            done.append(Done(job, require_ok(row), None))
+        except StageFailed as failed:
+            done.append(Done(job, None, failed))
+    return done
+
+
+def _wait_for(jobs: list[BatchJob], settings: Settings, run_dir: Path, n: int, what: str) -> None:
+    names = ", ".join(f"{job.provider} {job.job_id}" for job in jobs)
+    get_run_logger().info("%s of %d questions in batch job(s) %s", what.capitalize(), n, names)
+    while not check_batch_jobs(jobs, settings, run_dir):
+        _wait(jobs, settings, run_dir)
+
+
 def _suspendable() -> bool:
     context = FlowRunContext.get()
     run = context.flow_run if context else None
@@ -90,11 +122,12 @@ def _suspendable() -> bool:
 def _wait(jobs: list[BatchJob], settings: Settings, run_dir: Path) -> None:
     """Suspend until the check deployment resumes this run, or wait here one poll interval."""
     logger = get_run_logger()
+    poll_s = batched.poll_seconds(jobs, settings)
     if _suspendable():
         context = FlowRunContext.get()
         assert context is not None and context.flow_run is not None
         try:
-            schedule_check(str(context.flow_run.id), run_dir, settings.judge.batch_poll_s)
+            schedule_check(str(context.flow_run.id), run_dir, poll_s)
         except Exception as exc:  # no check deployment: wait in this process
             logger.warning(
                 "Cannot schedule a check of the batch job (%s: %s); waiting in this process",
@@ -103,8 +136,8 @@ def _wait(jobs: list[BatchJob], settings: Settings, run_dir: Path) -> None:
             )
         else:
             logger.info("Suspending while the batch job runs; %s resumes it", CHECK_DEPLOYMENT)
-            suspend_flow_run(key=f"judge-batch-{uuid.uuid4().hex}")  # raises: the run ends here
-    STOPPING.wait(settings.judge.batch_poll_s)
+            suspend_flow_run(key=f"batch-{uuid.uuid4().hex}")  # raises: the run ends here
+    STOPPING.wait(poll_s)
     check_stopping()
 
 
@@ -124,22 +157,21 @@ def _waiting_run(flow_run_id: str) -> FlowRun:
         return client.read_flow_run(uuid.UUID(flow_run_id))
 
 
-@flow(name="judge-batch-check")
-def judge_batch_check(flow_run_id: str, run_dir: str) -> str:
+@flow(name="batch-check")
+def batch_check(flow_run_id: str, run_dir: str) -> str:
     """Look once at the batch jobs a suspended flow run waits for: resume it when they have
-    ended, else look again `[judge] batch_poll_s` later (another run of this deployment).
-    Ends when the flow run has ended (cancelled, say) or already runs again."""
+    ended, else look again `batch_poll_s` later (another run of this deployment). Ends when
+    the flow run has ended (cancelled, say); leaves a run resumed meanwhile alone."""
     run = _waiting_run(flow_run_id)
     if run.state is None or run.state.is_final():
         return "flow run ended"
-    request = RunRequest.model_validate(run.parameters.get("request") or {})
-    settings = request.settings()
-    jobs = [job for job in read_jobs(Path(run_dir), "judge") if job.state == "running"]
-    if jobs and not batch_stage.refresh_jobs(jobs, settings, Path(run_dir)):
-        schedule_check(flow_run_id, Path(run_dir), settings.judge.batch_poll_s)
+    settings = RunRequest.model_validate(run.parameters.get("request") or {}).settings()
+    jobs = batched.running_jobs(Path(run_dir))
+    if jobs and not batched.refresh(jobs, settings, Path(run_dir)):
+        schedule_check(flow_run_id, Path(run_dir), batched.poll_seconds(jobs, settings))
         return "running"
     if not run.state.is_paused():  # about to suspend, or running again: look again later
-        schedule_check(flow_run_id, Path(run_dir), settings.judge.batch_poll_s)
+        schedule_check(flow_run_id, Path(run_dir), batched.poll_seconds(jobs, settings))
         return "flow run not suspended"
     try:
         resume_flow_run(uuid.UUID(flow_run_id))
