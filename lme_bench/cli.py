@@ -80,12 +80,14 @@ def _parser() -> argparse.ArgumentParser:
         "--latency", type=float, default=2.0, help="seconds a model call takes (default 2)"
     )
 
-    dataset = commands.add_parser("dataset", help="the official LongMemEval files")
+    dataset = commands.add_parser("dataset", help="the official LongMemEval and LoCoMo files")
     dataset_commands = dataset.add_subparsers(dest="dataset_command", required=True)
     fetch = dataset_commands.add_parser(
-        "download", help="fetch an official file from the cleaned release, verified by sha256"
+        "download",
+        help="fetch an official file (LongMemEval's cleaned release, LoCoMo's data/locomo10.zip),"
+        " verified by sha256",
     )
-    fetch.add_argument("variant", choices=("oracle", "s", "m"))
+    fetch.add_argument("variant", choices=("oracle", "s", "m", "locomo"))
     fetch.add_argument("--to", type=Path, default=Path("data"), help="folder (default: data)")
 
     memory = commands.add_parser("memory", help="the embedded memory store")
@@ -410,9 +412,14 @@ def _estimate(args: argparse.Namespace) -> int:
 
 def _download(args: argparse.Namespace) -> int:
     from lme_bench.dataset.download import DownloadError, download
+    from lme_bench.dataset.download_locomo import download_locomo
 
     try:
-        done = download(args.variant, args.to)
+        done = (
+            download_locomo(args.to)
+            if args.variant == "locomo"
+            else download(args.variant, args.to)
+        )
     except DownloadError as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)
         return EXIT_RUN_FAILED
