@@ -28,14 +28,14 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.official_request import official_body
 from lme_bench.judge.runner import LlmJudge, fallback_row
 from lme_bench.judge.stage import judges
-from lme_bench.providers.batch.openai_batch import OpenAIBatchApi
+from lme_bench.providers.batch.clients import batch_client
 from lme_bench.providers.batch.protocol import BatchApi, BatchRequest, ItemResult
 from lme_bench.providers.factory import ModelSpec, api_key, openai_base_url, parse_model
 from lme_bench.results.batch_jobs import BatchJob, record_outcome, refresh_job, submit_or_find
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 STAGE = "judge"
-BATCH_KINDS = ("openai", "openai-compatible")
+BATCH_KINDS = ("openai", "openai-compatible", "anthropic")
 ApiFactory = Callable[[ModelSpec, Settings], BatchApi]
 
 
@@ -68,16 +68,21 @@ def judge_specs(settings: Settings) -> list[ModelSpec]:
         if spec.kind not in BATCH_KINDS:
             raise ConfigError(
                 f"[judge] batch = true: the judge '{spec.label}' is served by a {spec.kind!r} "
-                f"provider, which has no batch API here (OpenAI or OpenAI-compatible only)"
+                f"provider, which has no batch API here (OpenAI, OpenAI-compatible or"
+                f" Anthropic only)"
             )
         specs.append(spec)
     return specs
 
 
-def openai_batch_api(spec: ModelSpec, settings: Settings) -> BatchApi:
-    return OpenAIBatchApi(
-        api_key(spec) or "not-needed", openai_base_url(spec), settings.models.timeout_s
-    )
+def batch_api(spec: ModelSpec, settings: Settings) -> BatchApi:
+    """The batch API of the judge's provider."""
+    timeout_s = settings.models.timeout_s
+    if spec.kind == "anthropic":
+        base_url = spec.provider_settings.base_url
+        return batch_client(spec.kind, api_key(spec) or "", base_url, timeout_s)
+    key = api_key(spec) or "not-needed"
+    return batch_client(spec.kind, key, openai_base_url(spec), timeout_s)
 
 
 def opaque_id(*parts: object) -> str:
@@ -127,7 +132,7 @@ def start_jobs(
     items: Sequence[JudgeItem],
     settings: Settings,
     run_dir: Path,
-    make_api: ApiFactory = openai_batch_api,
+    make_api: ApiFactory = batch_api,
     description: str = "lme-bench judge",
 ) -> list[BatchJob]:
     """One job per provider of the items' judge requests: the one recorded in `run_dir` for
@@ -155,7 +160,7 @@ def refresh_jobs(
     jobs: Sequence[BatchJob],
     settings: Settings,
     run_dir: Path,
-    make_api: ApiFactory = openai_batch_api,
+    make_api: ApiFactory = batch_api,
 ) -> bool:
     """Look once at every job still running and record what it says; whether all have ended."""
     specs = _specs_by_provider(settings)
@@ -171,29 +176,12 @@ def wait_for_jobs(
     jobs: Sequence[BatchJob],
     settings: Settings,
     run_dir: Path,
-    make_api: ApiFactory = openai_batch_api,
+    make_api: ApiFactory = batch_api,
     sleep: Callable[[float], object] = time.sleep,
 ) -> None:
     """Look at the jobs every `[judge] batch_poll_s` seconds until every one has ended."""
     while not refresh_jobs(jobs, settings, run_dir, make_api):
         sleep(settings.judge.batch_poll_s)
-
-
-def message_from_completion(body: Mapping[str, Any]) -> AIMessage:
-    """A chat completion as the official judge request returns it: text, finish reason and
-    token usage (lme_bench.judge.official_request)."""
-    choice = body["choices"][0]
-    usage = body.get("usage") or {}
-    tokens = (int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
-    return AIMessage(
-        content=choice["message"].get("content") or "",
-        response_metadata={"finish_reason": choice.get("finish_reason")},
-        usage_metadata={
-            "input_tokens": tokens[0],
-            "output_tokens": tokens[1],
-            "total_tokens": sum(tokens),
-        },
-    )
 
 
 class BatchReply:
@@ -212,15 +200,15 @@ class BatchReply:
 
 
 def _replies(
-    results: Mapping[str, ItemResult], calls: Sequence[PlannedCall]
+    results: Mapping[str, tuple[ItemResult, BatchApi]], calls: Sequence[PlannedCall]
 ) -> dict[tuple[str, str, int], BatchReply]:
     replies = {}
     for call in calls:
-        result = results.get(call.custom_id)
-        if result is None or result.reply is None:
+        result, api = results.get(call.custom_id, (None, None))
+        if result is None or api is None or result.reply is None:
             continue
         try:
-            message = message_from_completion(result.reply)
+            message = api.message(result.reply)
         except (KeyError, IndexError, TypeError, ValueError):
             continue  # a reply without a choice: judged call by call
         replies[(call.question_id, call.judge, call.repeat)] = BatchReply(message, call.body)
@@ -269,15 +257,16 @@ def collect_scores(
     jobs: Sequence[BatchJob],
     settings: Settings,
     run_dir: Path,
-    make_api: ApiFactory = openai_batch_api,
+    make_api: ApiFactory = batch_api,
 ) -> dict[str, list[ScoreRow]]:
     """Every item's score rows, by question id, once the jobs have ended; what a job did not
     answer is judged call by call, and each job's record says which items were which."""
     calls = plan_calls(items, settings)
     specs = _specs_by_provider(settings)
-    results: dict[str, ItemResult] = {}
+    results: dict[str, tuple[ItemResult, BatchApi]] = {}
     for job in jobs:
-        results |= make_api(specs[job.provider], settings).results(job.job_id)
+        api = make_api(specs[job.provider], settings)
+        results |= {c: (r, api) for c, r in api.results(job.job_id).items()}
     replies = _replies(results, calls)
 
     async def every_item() -> list[list[ScoreRow]]:
@@ -298,7 +287,7 @@ def judge_in_batch(
     items: Sequence[JudgeItem],
     settings: Settings,
     run_dir: Path,
-    make_api: ApiFactory = openai_batch_api,
+    make_api: ApiFactory = batch_api,
     sleep: Callable[[float], object] = time.sleep,
 ) -> dict[str, list[ScoreRow]]:
     """Submit (or find), wait for and read the run's judge jobs, in this process."""

@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, messages_to_dict
 
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.providers.batch.openai_batch import OpenAIBatchApi
+from lme_bench.providers.batch.clients import batch_client
 from lme_bench.providers.batch.protocol import BatchApi, BatchRequest
 from lme_bench.providers.factory import ModelSpec, api_key, model_for, openai_base_url
 from lme_bench.qa.stage import answer_question
@@ -87,9 +87,8 @@ def reader_spec(settings: Settings) -> ModelSpec:
 
 
 def openai_batch_api(spec: ModelSpec, settings: Settings) -> BatchApi:
-    return OpenAIBatchApi(
-        api_key(spec) or "not-needed", openai_base_url(spec), settings.models.timeout_s
-    )
+    key = api_key(spec) or "not-needed"
+    return batch_client(spec.kind, key, openai_base_url(spec), settings.models.timeout_s)
 
 
 def request_body(messages: list[BaseMessage], settings: Settings) -> dict[str, Any]:

@@ -23,10 +23,12 @@ from lme_bench.ingest.question import MemoryLocation as MemoryLocation
 from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.question import ingest_question as ingest_question
 from lme_bench.ingest.question import locate_memories as locate_memories
+from lme_bench.judge.batch_stage import judge_specs
 from lme_bench.judge.calibration.profile import check_profile
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.stage import judge_question as judge_question
 from lme_bench.providers.factory import check_models
+from lme_bench.qa.batch_stage import reader_spec
 from lme_bench.qa.stage import answer_question as answer_question
 from lme_bench.results.manifest import package_versions
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
@@ -87,6 +89,10 @@ def plan_run(settings: Settings) -> RunPlan:
     if "judge" in settings.stages:
         judge_prompts(settings.judge)  # a bad prompt folder or official checkout: a ConfigError
         check_profile(settings)  # a judge profile of another judge: a ConfigError naming both
+        if settings.judge.batch:
+            judge_specs(settings)  # a judge without a batch API: a ConfigError
+    if "answer" in settings.stages and settings.qa.batch:
+        reader_spec(settings)  # a reader without a batch API, or more than one call: ConfigError
     run_id = settings.run.id or datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S")
     results = settings.run.results_dir
     return RunPlan(

@@ -182,7 +182,7 @@ def test_a_judge_without_a_batch_api_is_refused(tmp_path: Path) -> None:
         **{"run.results_dir": str(tmp_path), "judge.batch": True},
     )
     with pytest.raises(ConfigError, match=r"fake:match-judge.*no batch API"):
-        plan_calls(_items(settings, limit=1), settings)
+        plan_run(settings)  # before any work
 
 
 def test_the_client_uploads_one_multipart_jsonl_file(tmp_path: Path) -> None:

@@ -86,4 +86,6 @@ def test_only_single_strategy_answers_go_in_a_batch(tmp_path: Path) -> None:
     with serve_batches() as (base_url, _):
         settings = _settings(tmp_path, base_url, **{"qa.strategy": "two-pass"})
     with pytest.raises(ConfigError, match="strategy = 'single'"):
+        plan_run(settings)  # before any work
+    with pytest.raises(ConfigError, match="strategy = 'single'"):
         take_requests([], settings)

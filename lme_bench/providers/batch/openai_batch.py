@@ -12,6 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
+from langchain_core.messages import AIMessage
+
 from lme_bench.providers.batch.protocol import BatchRequest, ItemResult, JobState, JobStatus
 
 ENDPOINT: Final[Literal["/v1/chat/completions"]] = "/v1/chat/completions"
@@ -75,6 +77,23 @@ def parse_results(text: str) -> dict[str, ItemResult]:
     return found
 
 
+def message_from_completion(body: dict[str, Any]) -> AIMessage:
+    """A chat completion as the official judge request returns it: text, finish reason and
+    token usage (lme_bench.judge.official_request)."""
+    choice = body["choices"][0]
+    usage = body.get("usage") or {}
+    tokens = (int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+    return AIMessage(
+        content=choice["message"].get("content") or "",
+        response_metadata={"finish_reason": choice.get("finish_reason")},
+        usage_metadata={
+            "input_tokens": tokens[0],
+            "output_tokens": tokens[1],
+            "total_tokens": sum(tokens),
+        },
+    )
+
+
 class OpenAIBatchApi:
     provider = "openai"
 
@@ -114,6 +133,9 @@ class OpenAIBatchApi:
             if file_id:
                 found |= parse_results(self._client.files.content(file_id).text)
         return found
+
+    def message(self, reply: dict[str, Any]) -> AIMessage:
+        return message_from_completion(reply)
 
     def close(self) -> None:
         self._client.close()

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from langchain_core.messages import AIMessage
+
 # Where a job stands, in one vocabulary for every provider.
 JobState = Literal["running", "completed", "failed", "expired", "cancelled"]
 FINAL_STATES: frozenset[str] = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -55,4 +57,8 @@ class BatchApi(Protocol):
 
     def results(self, job_id: str) -> dict[str, ItemResult]:
         """Every finished item's outcome by custom id; items missing are to be redone."""
+        ...
+
+    def message(self, reply: dict[str, Any]) -> AIMessage:
+        """An item's reply as the provider's call-by-call client returns it."""
         ...
