@@ -21,7 +21,7 @@ CONFIG_FILE = "config.json"
 
 # Settings that may differ between invocations of one run id, as they change no result:
 # which stages run, how much at once, where caches live, how long to wait and how often to
-# retry, and the prices that turn tokens into costs.
+# retry, the prices that turn tokens into costs, and whether requests go through a batch API.
 FREE_KEYS = (
     "run.stages",
     "run.task_tags",
@@ -36,6 +36,10 @@ FREE_KEYS = (
     "models.retry_attempts",
     "memory.params.timeout_s",
     "prices",
+    "qa.batch",  # through a batch API or call by call, the same requests and rows
+    "qa.batch_poll_s",
+    "judge.batch",
+    "judge.batch_poll_s",
 )
 # A stage set of judging alone (no ingest, retrieval or answer) may ask for a new judge.
 JUDGE_KEYS = ("judge", "models.judge")

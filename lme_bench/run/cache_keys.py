@@ -44,6 +44,10 @@ def _search_settings(settings: Settings) -> dict[str, Any]:
     }
 
 
+# Whether a stage's requests go through a batch API changes no result (the same requests).
+_HOW_SENT = ("batch", "batch_poll_s")
+
+
 def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
     from lme_bench.judge.prompts import judge_prompts
     from lme_bench.qa.reader import load_qa_prompts
@@ -55,14 +59,14 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
     if stage == "answer":
         return {
             "search": _search_settings(settings),
-            "qa": settings.qa.model_dump(mode="json", exclude={"prompts_dir"}),
+            "qa": settings.qa.model_dump(mode="json", exclude={"prompts_dir", *_HOW_SENT}),
             "model": model_settings(settings, "qa"),
             "prompts": load_qa_prompts(settings.qa.prompts_dir).hashes,
         }
     if stage == "judge":
         judge = settings.judge
         return {
-            "judge": judge.model_dump(mode="json", exclude={"prompts_dir"}),
+            "judge": judge.model_dump(mode="json", exclude={"prompts_dir", *_HOW_SENT}),
             "model": model_settings(settings, "judge"),
             "second_provider": provider_settings(settings, judge.second_model),
             "prompts": judge_prompts(judge).hashes,

@@ -120,3 +120,14 @@ def test_answers_and_verdicts_in_batches_equal_the_call_by_call_run(
     for part in ("answering", "judging"):
         live_cost = live["summary"]["cost"][part]
         assert batched["summary"]["cost"][part] == pytest.approx(live_cost / 2), part
+
+
+def test_a_run_judged_call_by_call_keeps_its_verdicts_when_batch_is_switched_on(
+    harness: None, tmp_path: Path
+) -> None:
+    with serve_batches() as (base_url, fake):
+        config = _config(tmp_path, base_url)
+        _run(config, tmp_path, batch=False)
+        again = _run(config, tmp_path, batch=True)  # the same run id: its settings hold
+        assert not fake.batches and len(fake.chat_requests) == 6
+    assert again["from_cache"]["judge"] == 6
