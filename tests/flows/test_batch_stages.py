@@ -131,3 +131,13 @@ def test_a_run_judged_call_by_call_keeps_its_verdicts_when_batch_is_switched_on(
         again = _run(config, tmp_path, batch=True)  # the same run id: its settings hold
         assert not fake.batches and len(fake.chat_requests) == 6
     assert again["from_cache"]["judge"] == 6
+
+
+def test_answers_in_a_batch_are_judged_call_by_call(harness: None, tmp_path: Path) -> None:
+    with serve_batches() as (base_url, fake):
+        config = _config(tmp_path, base_url, reader=READER)
+        result = _run(config, tmp_path, batch=False, answers=True)
+        assert len(fake.batches) == 1 and len(fake.chat_requests) == 6  # the verdicts
+    scores = pq.read_table(tmp_path / "run" / "scores.parquet").to_pylist()
+    assert len([s for s in scores if s["judge"] == JUDGE and s["status"] == "ok"]) == 6
+    assert result["summary"]["incomplete"]["failed"] == 0
