@@ -217,6 +217,13 @@ class ProviderSettings(_Section):
     )
     region: str | None = Field(default=None, description="bedrock: AWS region")
     latency_s: float = Field(default=0.0, ge=0.0, description="fake: seconds per call")
+    batch_s3_uri: str | None = Field(
+        default=None,
+        description="bedrock batch jobs: s3://bucket/prefix their input and output files go under",
+    )
+    batch_role_arn: str | None = Field(
+        default=None, description="bedrock batch jobs: the IAM role Bedrock reads and writes S3 as"
+    )
 
     @model_validator(mode="after")
     def _latency_only_for_fake(self) -> ProviderSettings:

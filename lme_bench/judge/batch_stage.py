@@ -28,14 +28,15 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.official_request import official_body
 from lme_bench.judge.runner import LlmJudge, fallback_row
 from lme_bench.judge.stage import judges
-from lme_bench.providers.batch.clients import batch_client
+from lme_bench.providers.batch.bedrock_batch import claude_body, is_claude
+from lme_bench.providers.batch.clients import batch_client, bedrock_batch_client
 from lme_bench.providers.batch.protocol import BatchApi, BatchRequest, ItemResult
 from lme_bench.providers.factory import ModelSpec, api_key, openai_base_url, parse_model
 from lme_bench.results.batch_jobs import BatchJob, record_outcome, refresh_job, submit_or_find
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 STAGE = "judge"
-BATCH_KINDS = ("openai", "openai-compatible", "anthropic")
+BATCH_KINDS = ("openai", "openai-compatible", "anthropic", "bedrock")
 ApiFactory = Callable[[ModelSpec, Settings], BatchApi]
 
 
@@ -68,16 +69,35 @@ def judge_specs(settings: Settings) -> list[ModelSpec]:
         if spec.kind not in BATCH_KINDS:
             raise ConfigError(
                 f"[judge] batch = true: the judge '{spec.label}' is served by a {spec.kind!r} "
-                f"provider, which has no batch API here (OpenAI, OpenAI-compatible or"
-                f" Anthropic only)"
+                f"provider, which has no batch API here (OpenAI, OpenAI-compatible,"
+                f" Anthropic or Bedrock only)"
             )
+        if spec.kind == "bedrock":
+            _check_bedrock(spec)
         specs.append(spec)
     return specs
+
+
+def _check_bedrock(spec: ModelSpec) -> None:
+    where = f"[judge] batch = true: the judge '{spec.label}'"
+    if not is_claude(spec.model):
+        raise ConfigError(f"{where}: Bedrock batch jobs are sent for Claude models only here")
+    provider = spec.provider_settings
+    if not provider.batch_s3_uri or not provider.batch_role_arn:
+        raise ConfigError(
+            f"{where}: set [providers.{spec.provider}] batch_s3_uri (s3://bucket/prefix) and"
+            " batch_role_arn (the role Bedrock reads and writes it as)"
+        )
 
 
 def batch_api(spec: ModelSpec, settings: Settings) -> BatchApi:
     """The batch API of the judge's provider."""
     timeout_s = settings.models.timeout_s
+    provider = spec.provider_settings
+    if spec.kind == "bedrock":
+        _check_bedrock(spec)
+        s3_uri, role = provider.batch_s3_uri or "", provider.batch_role_arn or ""
+        return bedrock_batch_client(spec.model, provider.region, s3_uri, role, timeout_s)
     if spec.kind == "anthropic":
         base_url = spec.provider_settings.base_url
         return batch_client(spec.kind, api_key(spec) or "", base_url, timeout_s)
@@ -103,7 +123,7 @@ def plan_calls(items: Sequence[JudgeItem], settings: Settings) -> list[PlannedCa
         for spec, judge in zip(specs, judges(settings), strict=True):
             prompt = judge.prompts.for_question(item.ref.question_id, item.ref.question_type)
             text = prompt.render(instance.question, instance.answer, item.hypothesis.hypothesis)
-            body = request_body(judge, spec.model, text)
+            body = request_body(judge, spec.model, text, spec.kind)
             for repeat in range(settings.judge.repeats):
                 custom_id = opaque_id(item.ref.question_id, spec.label, repeat, body)
                 planned.append(
@@ -114,10 +134,14 @@ def plan_calls(items: Sequence[JudgeItem], settings: Settings) -> list[PlannedCa
     return planned
 
 
-def request_body(judge: LlmJudge, model: str, prompt: str) -> dict[str, Any]:
+def request_body(judge: LlmJudge, model: str, prompt: str, kind: str = "openai") -> dict[str, Any]:
     """The body the judge's own call would send: its request shape's where it has one (a
-    model family's nearest body), else the official judge body."""
+    model family's nearest body), else the official judge body. Bedrock's batch records hold
+    the model's own body (Claude's), with the Converse request's cap and temperature."""
     shape = getattr(judge.model, "request_shape", None)
+    if kind == "bedrock" and shape is not None:
+        config = shape.field_value("inferenceConfig")
+        return claude_body(prompt, int(config["maxTokens"]), float(config["temperature"]))
     if shape is not None:
         body: dict[str, Any] = shape.body(model, prompt)
         return body
@@ -142,12 +166,15 @@ def start_jobs(
     jobs = []
     for provider in sorted({c.provider for c in calls}):
         group = [c for c in calls if c.provider == provider]
+        api = make_api(specs[provider], settings)
+        if len(group) < getattr(api, "minimum_requests", 1):
+            continue  # too few for the provider's batch jobs: judged call by call
         jobs.append(
             submit_or_find(
                 run_dir,
                 STAGE,
                 provider,
-                make_api(specs[provider], settings),
+                api,
                 [BatchRequest(c.custom_id, c.body) for c in group],
                 {c.custom_id: [c.question_id, c.judge, c.repeat] for c in group},
                 description,
