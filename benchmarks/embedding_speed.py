@@ -7,8 +7,10 @@ turn, ≈ 380 characters, ≈ 85 word pieces) through `SentenceTransformer.encod
 does. Batch sizes are interleaved round by round so a busy machine slows them alike; each row
 gives the median wall rate and the rate per CPU-second of this process (what the work costs
 whatever else runs). Also: the packaged model truncated at 128 word pieces (the length it was
-trained at) and with int8 dynamic quantization of its linear layers, each with its least and mean
-cosine to the full model's vectors: what a faster model would cost in fidelity.
+trained at), with int8 dynamic quantization of its linear layers, and with its matrix products
+in bfloat16, each with its least and mean cosine to the full model's vectors: what a faster
+model would cost in fidelity; and the static embedding distilled from it (another vector space:
+its cost is measured in retrieval quality, benchmarks/embedding_quality.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import support  # noqa: F401  # this clone's lme_bench on the import path
 
 from lme_bench.dataset.generate import generate_dataset
 from lme_bench.embeddings import MINILM, SentenceTransformerEmbedder, make_embedder
+from lme_bench.embeddings.static import STATIC_MINILM, StaticEmbedder
 
 
 def turn_texts(count: int) -> list[str]:
@@ -44,6 +47,30 @@ def timed(model: Any, texts: list[str], batch: int) -> tuple[float, float, Any]:
         texts, batch_size=batch, normalize_embeddings=True, convert_to_numpy=True
     )
     return time.perf_counter() - wall, time.process_time() - cpu, vectors
+
+
+class Bf16:
+    """The same model, its matrix products in bfloat16 (fast where the CPU has bf16 units)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def encode(self, texts: list[str], **kwargs: Any) -> Any:
+        import torch
+
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return self.model.encode(texts, **kwargs)
+
+
+class Static:
+    """The static embedding distilled from MiniLM (its own dimension: no cosine to MiniLM)."""
+
+    def __init__(self, embedder: StaticEmbedder) -> None:
+        self.embedder = embedder
+        embedder.embed(["distilled or read from the cache before timing"])
+
+    def encode(self, texts: list[str], **kwargs: Any) -> Any:
+        return self.embedder.embed(texts)
 
 
 def main() -> None:
@@ -81,6 +108,9 @@ def main() -> None:
             copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8
         )
         variants["MiniLM, int8 linear layers"] = quantized
+        if torch.backends.mkldnn.is_available():
+            variants["MiniLM, bf16 autocast"] = Bf16(model)
+        variants[STATIC_MINILM] = Static(StaticEmbedder(embedder.path))
 
     # Every batch size for the packaged model; the variants at batch 64.
     runs = [("MiniLM", b) for b in batches] + [(name, 64) for name in variants if name != "MiniLM"]
@@ -104,7 +134,7 @@ def main() -> None:
         wall = statistics.median(r[0] for r in rates[(name, batch)])
         per_cpu = statistics.median(r[1] for r in rates[(name, batch)])
         fidelity = "—"
-        if name != "MiniLM" and reference is not None:
+        if name not in ("MiniLM", STATIC_MINILM) and reference is not None:
             cosines = (vectors_of[name] * reference).sum(axis=1)
             fidelity = f"{cosines.min():.3f} / {cosines.mean():.4f}"
         print(f"| {name} | {batch} | {wall:.1f} | {per_cpu:.1f} | {fidelity} |")
