@@ -48,6 +48,21 @@ def _search_settings(settings: Settings) -> dict[str, Any]:
 _HOW_SENT = ("batch", "batch_poll_s")
 
 
+def _judge_requests(settings: Settings) -> dict[str, Any]:
+    """The request body of each judge not sent the official one (a reasoning model, Anthropic,
+    Bedrock): a change to its family's rules is a change to what is judged. Judges sent the
+    official body keep the keys they had before request shapes were recorded."""
+    from lme_bench.judge.family_requests import judge_request_shapes
+
+    kept_as_before = ("openai-official", "fake")
+    shapes = {
+        label: record
+        for label, record in judge_request_shapes(settings).items()
+        if record["family"] not in kept_as_before
+    }
+    return {"requests": shapes} if shapes else {}
+
+
 def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
     from lme_bench.judge.prompts import judge_prompts
     from lme_bench.qa.reader import load_qa_prompts
@@ -70,7 +85,7 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
             "model": model_settings(settings, "judge"),
             "second_provider": provider_settings(settings, judge.second_model),
             "prompts": judge_prompts(judge).hashes,
-        }
+        } | _judge_requests(settings)
     raise ValueError(f"no cache key for stage {stage!r}")
 
 

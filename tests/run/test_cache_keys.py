@@ -223,3 +223,26 @@ def test_a_second_judges_provider_is_in_the_judge_key(tmp_path: Path) -> None:
         return _key("judge", settings)
 
     assert key("http://127.0.0.1:8001/v1") != key("http://127.0.0.1:8002/v1")
+
+
+def test_a_judge_sent_another_body_than_the_official_has_it_in_its_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lme_bench.judge import request_shapes
+
+    def judge_key(model: str) -> str | None:
+        return _key("judge", _settings(tmp_path, **{"models.judge": model}))
+
+    official, reasoning = judge_key("openai:gpt-4o-2024-08-06"), judge_key("openai:o4-mini")
+    # the reasoning family's rules change: its verdicts are judged again, the official ones not
+    cap = request_shapes.openai_reasoning_shape("o4-mini").fields["max_completion_tokens"]
+    original = request_shapes.openai_reasoning_shape
+
+    def larger_cap(model: str) -> request_shapes.RequestShape:
+        shape = original(model)
+        fields = shape.fields | {"max_completion_tokens": cap * 2}
+        return request_shapes.RequestShape(shape.family, shape.endpoint, fields, shape.differs)
+
+    monkeypatch.setattr(request_shapes, "openai_reasoning_shape", larger_cap)
+    assert judge_key("openai:o4-mini") != reasoning
+    assert judge_key("openai:gpt-4o-2024-08-06") == official
