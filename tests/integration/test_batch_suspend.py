@@ -38,8 +38,10 @@ def _batch_config(folder: Path, llm_url: str, batch_url: str) -> Path:
     return config
 
 
-def _wait_until(what: str, found: Callable[[], FlowRun], ok: Callable[[FlowRun], bool]) -> FlowRun:
-    deadline = time.monotonic() + 150
+def _wait_until(
+    what: str, found: Callable[[], FlowRun], ok: Callable[[FlowRun], bool], within_s: float = 150
+) -> FlowRun:
+    deadline = time.monotonic() + within_s
     while True:
         run = found()
         if ok(run):
@@ -107,3 +109,36 @@ def test_run_suspends_while_the_job_runs_and_resumes_when_it_ends(
     assert len(llm) == 3 and {s["status"] for s in llm} == {"ok"}
     manifest = json.loads((tmp_path / "results" / "batched" / "manifest.json").read_text())
     assert [b["job_id"] for b in manifest["batches"]] == [job_id]
+
+
+def test_answers_then_verdicts_each_suspend_the_run_once(
+    prefect: PrefectStack, fake_llm: FakeLlm, tmp_path: Path
+) -> None:
+    with serve_batches() as (batch_url, fake):
+        config = _batch_config(tmp_path, fake_llm.base_url, batch_url)
+        text = config.read_text().replace('qa = "fakeai:it-reader"', 'qa = "lab:it-reader"')
+        config.write_text(text.replace('strategy = "single"', 'strategy = "single"\nbatch = true'))
+        request = {"config": str(config), "run_id": "both", "limit": 3}
+        started = prefect.prefect(
+            "deployment", "run", "longmemeval/smoke", "--params", json.dumps({"request": request})
+        )
+        assert started.returncode == 0, started.stderr
+        run_id = flow_run_id(started.stdout)
+        try:
+            done = _wait_until(
+                "completion",
+                lambda: read_flow_run(prefect, run_id),
+                lambda run: run.state is not None and run.state.is_final(),
+                within_s=420,  # two suspensions, each waiting for the worker to pick a check
+            )
+        except TimeoutError as exc:
+            raise AssertionError(f"{exc}\n{prefect.log_tail('worker', 100)}") from None
+        assert done.state is not None and done.state.is_completed(), prefect.log_tail("worker")
+        assert len(fake.batches) == 2 and not fake.chat_requests
+    with api_client(prefect) as client:
+        states = client.read_flow_run_states(run_id)
+    assert [s.name for s in states].count("Suspended") == 2
+    hypotheses = pq.read_table(tmp_path / "results" / "both" / "hypotheses.parquet").to_pylist()
+    assert len(hypotheses) == 3 and {h["status"] for h in hypotheses} == {"ok"}
+    manifest = json.loads((tmp_path / "results" / "both" / "manifest.json").read_text())
+    assert sorted(b["stage"] for b in manifest["batches"]) == ["answer", "judge"]
