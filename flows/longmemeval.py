@@ -138,7 +138,9 @@ def _run_questions(
     progress = artifacts.Progress(len(refs))
     stages = [s for s in ("ingest", "retrieval", "answer", "judge") if s in settings.stages]
     agent = settings.models.agent if settings.ingest.mode != "raw" else None
-    terminal = RunProgress(len(refs), stages, settings.prices, agent_model=agent)
+    terminal = RunProgress(
+        len(refs), stages, settings.prices, agent_model=agent, builds=collector.builds
+    )
 
     def submit(jobs: list[Job]) -> PrefectFuture[Any]:
         if jobs[0].stage in batch_sizes:

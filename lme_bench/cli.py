@@ -405,7 +405,8 @@ def _estimate(args: argparse.Namespace) -> int:
     path = settings.dataset.path or bundled_sample()
     cache = settings.dataset.cache_dir or settings.run.results_dir / ".cache" / "datasets"
     refs = select_questions(prepare_dataset(path, cache), args.questions, args.limit)
-    found = estimate_run((r.load() for r in refs), settings, latency_s=args.latency)
+    builds = [r.build for r in refs]
+    found = estimate_run((r.load() for r in refs), settings, args.latency, builds)
     print(estimate_markdown(found), end="")
     return 0
 

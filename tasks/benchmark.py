@@ -186,8 +186,8 @@ def prepare_questions(
 def locate_memories(
     refs: list[QuestionRef], settings: Settings, scope: str
 ) -> dict[str, MemoryLocation]:
-    question_ids = [r.question_id for r in refs]
-    return asyncio.run(steps.locate_memories(question_ids, settings, scope))
+    build_ids = list(dict.fromkeys(r.build for r in refs))
+    return asyncio.run(steps.locate_memories(build_ids, settings, scope))
 
 
 @task(**_per_question("ingest"))

@@ -37,6 +37,22 @@ class QuestionRef:
     n_sessions: int
     n_turns: int
     shard: str
+    build_id: str = ""
+    """The memory build (history) the question asks: one ingestion into one memory, shared by
+    every question naming it. A LongMemEval question's build is itself (its question id), so
+    its memory and caches are those of one question; empty in splits made before builds."""
+    build_sha256: str = ""
+    """The build's content digest (`lme_bench.benchmarks.protocol.content_digest`) where the
+    build is not the question itself; empty for LongMemEval, whose question hash covers it."""
+
+    @property
+    def build(self) -> str:
+        """The build the question asks, as memories and ingestion caches are named: its id and
+        content digest where the build is shared (a changed history is a new memory), the
+        question id for LongMemEval (a memory per question, titled as it always was)."""
+        if self.build_sha256:
+            return f"{self.build_id or self.question_id}@{self.build_sha256[:16]}"
+        return self.build_id or self.question_id
 
     def load(self) -> Instance:
         """The question, validated (recently loaded ones are shared: see `LoadedQuestions`)."""
@@ -116,6 +132,7 @@ def _split(path: Path, target: Path) -> list[QuestionRef]:
                 n_sessions=len(instance.haystack_sessions),
                 n_turns=sum(len(s) for s in instance.haystack_sessions),
                 shard=shard.name,
+                build_id=instance.question_id,  # LongMemEval: one build per question
             )
         )
     return refs

@@ -19,6 +19,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
 from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.ingest.as_they_are import TurnEntries, WholeSessions
+from lme_bench.ingest.build_locks import BUILD_LOCKS
 from lme_bench.ingest.checkpoint import Checkpoints, claimed_fingerprints
 from lme_bench.ingest.fingerprint import ingest_fingerprint
 from lme_bench.ingest.health import UNCHECKED, entry_memory_health, searched_health
@@ -39,9 +40,9 @@ class IngestSettingsChanged(ConfigError):
 
 @dataclass(frozen=True, slots=True)
 class MemoryLocation:
-    """Where a question's memory is, found before ingestion (part of its cache key)."""
+    """Where a build's memory is, found before ingestion (part of its cache key)."""
 
-    question_id: str
+    question_id: str  # the build id (a LongMemEval question's build is its question id)
     vault_id: str
     memory_id: str
     entries: int  # entries held, plus one for a stored context: 0 = an empty memory
@@ -110,9 +111,10 @@ def check_run_models(settings: Settings) -> None:
 
 
 async def locate_memories(
-    question_ids: list[str], settings: Settings, run_id: str
+    build_ids: list[str], settings: Settings, run_id: str
 ) -> dict[str, MemoryLocation]:
-    """Each question's memory (created empty where there is none) and its entry count: a
+    """Each build's memory by build id (`QuestionRef.build`; a LongMemEval question's is its
+    question id), created empty where there is none, and its entry count: a
     memory that is gone or empty is ingested again even when the cache holds its ingestion.
     A system without an entry surface is not asked what it holds: its count is the sessions
     checkpointed as ingested."""
@@ -128,15 +130,15 @@ async def locate_memories(
             vault_id = await entry_memory.get_or_create_vault(
                 vault_title(configured_vault(settings))
             )
-        for question_id in question_ids:
-            title = memory_title(question_id, run_id, settings.run.results_dir)
+        for build_id in dict.fromkeys(build_ids):
+            title = memory_title(build_id, run_id, settings.run.results_dir)
             if checkpoints is not None:
                 memory_id = await system.open_memory(title)
                 held = checkpoints.sessions_done(memory_id)
             elif entry_memory is not None:
                 memory_id = await entry_memory.get_or_create_memory(vault_id, title)
                 held = await _items_held(entry_memory, vault_id, memory_id)
-            located[question_id] = MemoryLocation(question_id, vault_id, memory_id, held)
+            located[build_id] = MemoryLocation(build_id, vault_id, memory_id, held)
     finally:
         if checkpoints is not None:
             checkpoints.close()
@@ -212,9 +214,10 @@ class _PreparingTurn:
 async def ingest_question(
     ref: QuestionRef, settings: Settings, run_id: str, location: MemoryLocation | None = None
 ) -> IngestOutcome:
-    """Feed the question's memory every session in date order (creating the memory unless
-    `location` names it)."""
-    async with _PreparingTurn() as turn:
+    """Feed the memory of the question's build every session in date order (creating the
+    memory unless `location` names it); one ingestion at a time per memory (build_locks.py)."""
+    title = memory_title(ref.build, run_id, settings.run.results_dir)
+    async with BUILD_LOCKS.held(title), _PreparingTurn() as turn:
         return await _ingest_question(ref, settings, run_id, location, turn)
 
 
@@ -228,7 +231,7 @@ async def _ingest_question(
     started = time.perf_counter()
     view, _ = make_view(ref.load())
     system = open_system(settings)
-    title = memory_title(ref.question_id, run_id, settings.run.results_dir)
+    title = memory_title(ref.build, run_id, settings.run.results_dir)
     checkpoints = _checkpoints(settings)
     try:
         backend = entry_memory_of(system)

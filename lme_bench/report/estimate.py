@@ -13,8 +13,9 @@ def _error(estimated: int, spent: int) -> str:
 
 
 def estimate_markdown(estimate: Estimate) -> str:
+    builds = f" ({estimate.builds} memory builds)" if estimate.shares_builds else ""
     lines = [
-        f"Estimate for {estimate.questions} questions at {estimate.latency_s:g} s a call:",
+        f"Estimate for {estimate.questions} questions{builds} at {estimate.latency_s:g} s a call:",
         "",
         "| stage | model | calls | input tokens | output tokens | cost | wall |",
         "|---|---|---:|---:|---:|---:|---:|",

@@ -30,6 +30,12 @@ class Estimate:
     latency_s: float
     stages: list[StageEstimate] = field(default_factory=list)
     assumptions: str = ""  # what the estimate assumed, in words
+    builds: int | None = None  # memory builds ingested (None: one per question)
+
+    @property
+    def shares_builds(self) -> bool:
+        """Some questions ask one memory build (LoCoMo, BEAM), so builds are counted apart."""
+        return self.builds is not None and self.builds != self.questions
 
     @property
     def total_cost(self) -> float | None:
@@ -79,4 +85,7 @@ def beside_spent(
                 "spent": [calls, tokens_in, tokens_out],
             }
         )
-    return {"questions": estimate.questions, "stages": rows, "assumptions": estimate.assumptions}
+    found: dict[str, Any] = {"questions": estimate.questions}
+    if estimate.shares_builds:
+        found["builds"] = estimate.builds
+    return found | {"stages": rows, "assumptions": estimate.assumptions}

@@ -125,9 +125,12 @@ def stage_key(
     every stage after it, even where an answer comes out the same."""
     if settings.cache.scope == "off":
         return None
+    # An ingestion is of the question's build: keyed by the build's content where questions
+    # share one (so any of them finds it), by the question's for LongMemEval (a build each).
+    shared_build = stage == "ingest" and bool(ref.build_sha256)
     parts = {
         "stage": stage,
-        "question": ref.content_sha256,
+        "question": ref.build_sha256 if shared_build else ref.content_sha256,
         "settings": _stage_settings(stage, settings),
         "code": [CACHE_FORMAT, stage_code_digest(stage)],
         "scope": scope if settings.cache.scope == "run" else memory_identity(settings),
@@ -135,5 +138,5 @@ def stage_key(
     }
     if ingestion_id is not None:
         parts["ingestion"] = ingestion_id
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", ref.question_id)[:40]
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", ref.build_id if shared_build else ref.question_id)[:40]
     return f"{stage}-{name}-{digest(parts)[:32]}"

@@ -1,8 +1,12 @@
 """What follows what for one question, and gathering each stage's results into RunResults.
 
-ingest -> retrieval and answer (each when the run has that stage) -> judge. When a stage fails,
-its question records the first error and the stages after it do not run; the retrieval and
-hypotheses tables still get an error row, so they have a row for every question.
+ingest -> retrieval and answer (each when the run has that stage) -> judge. Ingestion is per
+memory build (`QuestionRef.build`): one ingest job per distinct build, run for the first
+question asking it, after which every question of the build goes on; so one memory is never
+ingested twice, nor by two jobs at once, in a run. When a stage fails, its question (for an
+ingestion: every question of the build) records the first error and the stages after it do
+not run; the retrieval and hypotheses tables still get an error row, so they have a row for
+every question.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ _log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class IngestJob:
-    index: int  # the question's position in the run
+    index: int  # the position in the run of the first question asking the build
     location: MemoryLocation
     stage: ClassVar[Stage] = "ingest"
 
@@ -116,22 +120,31 @@ class RunCollector:
         self._retrieval: dict[int, list[RetrievalRow]] = {}
         self._hypotheses: dict[int, HypothesisRow] = {}
         self._scores: dict[int, list[ScoreRow]] = {}
-        self._outstanding = [1] * len(refs)  # each question starts with its ingest job
+        self._outstanding = [1] * len(refs)  # each question starts with its build's ingest job
+        self._askers: dict[str, list[int]] = {}  # build -> positions of its questions
+        for i, ref in enumerate(refs):
+            self._askers.setdefault(ref.build, []).append(i)
+        self._build_outcomes: dict[str, IngestOutcome] = {}
+
+    @property
+    def builds(self) -> int:
+        """Distinct memory builds the run's questions ask."""
+        return len(self._askers)
 
     @property
     def questions_done(self) -> int:
         return sum(1 for n in self._outstanding if n == 0)
 
     def start(self, locations: dict[str, MemoryLocation]) -> list[Job]:
-        """Every question's ingest job, the longest first: a long question started last
-        would keep the run waiting on it alone."""
-        jobs = [IngestJob(i, locations[r.question_id]) for i, r in enumerate(self.refs)]
+        """One ingest job per build (`locations` is keyed by build), the longest first: a
+        long build started last would keep the run waiting on it alone."""
+        jobs = [IngestJob(asking[0], locations[build]) for build, asking in self._askers.items()]
         jobs.sort(key=lambda job: self._ingest_work(self.refs[job.index]), reverse=True)
         return list(jobs)
 
     def ingestion_id(self, index: int) -> str:
         """The ingestion that filled question `index`'s memory ("" before it is known)."""
-        outcome = self._outcomes.get(index)
+        outcome = self._build_outcomes.get(self.refs[index].build)
         return outcome.ingestion_id if outcome is not None else ""
 
     def _ingest_work(self, ref: QuestionRef) -> int:
@@ -163,7 +176,7 @@ class RunCollector:
         follow: list[Job] = []
         match job:
             case IngestJob():
-                follow = self._ingested(index, _expect(done.value, IngestOutcome))
+                return self._build_ingested(index, _expect(done.value, IngestOutcome), done)
             case RetrievalJob():
                 if isinstance(done.value, list):
                     self._retrieval[index] = cast(list[RetrievalRow], done.value)
@@ -187,10 +200,24 @@ class RunCollector:
         self._outstanding[index] += len(follow) - 1
         return follow
 
+    def _build_ingested(self, lead: int, outcome: IngestOutcome | None, done: Done) -> list[Job]:
+        """Every question of the build goes on from its ingestion (or fails with it)."""
+        build = self.refs[lead].build
+        if outcome is not None:
+            self._build_outcomes[build] = outcome
+            self._outcomes[lead] = outcome  # one ingestion row set per build
+        follow: list[Job] = []
+        for index in self._askers[build]:
+            if done.error is not None:
+                self._fail(index, done.error)
+            found = self._ingested(index, outcome)
+            self._outstanding[index] += len(found) - 1
+            follow += found
+        return follow
+
     def _ingested(self, index: int, outcome: IngestOutcome | None) -> list[Job]:
         ref = self.refs[index]
         if outcome is not None:
-            self._outcomes[index] = outcome
             follow: list[Job] = []
             if "retrieval" in self.stages:
                 follow.append(RetrievalJob(index, outcome))

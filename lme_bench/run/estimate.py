@@ -206,9 +206,14 @@ def calls_models(settings: Settings) -> bool:
 
 
 def estimate_run(
-    instances: Iterable[Instance], settings: Settings, latency_s: float = 2.0
+    instances: Iterable[Instance],
+    settings: Settings,
+    latency_s: float = 2.0,
+    builds: Iterable[str] | None = None,
 ) -> Estimate:
-    """Per stage that calls a model: calls, tokens, cost from `[prices]`, wall time."""
+    """Per stage that calls a model: calls, tokens, cost from `[prices]`, wall time.
+    `builds`: each instance's memory build (`QuestionRef.build`), in the same order; a build
+    asked by several questions is ingested, so counted, once. Unset: one build per question."""
     plan: list[tuple[str, StageEstimate, bool]] = []
     system = ""
     if "ingest" in settings.stages and settings.ingest.mode != "raw" and settings.models.agent:
@@ -229,18 +234,24 @@ def estimate_run(
     prompts = judge_prompts(settings.judge) if judges and "judge" in settings.stages else None
     hypothesis = _stand_in(HYPOTHESIS_CHARS)
     count = 0
+    build_of = iter(builds) if builds is not None else None
+    ingested: set[str] = set()
     for instance in instances:
         count += 1
+        build = next(build_of) if build_of is not None else instance.question_id
+        first_asker = build not in ingested
+        ingested.add(build)
         for step, stage, fake in plan:
             if step == "ingest":
-                _add(stage, _ingest_calls(instance, settings, system), fake)
+                if first_asker:
+                    _add(stage, _ingest_calls(instance, settings, system), fake)
             elif step == "answer":
                 _add(stage, _answer_calls(instance, settings), fake)
             elif prompts is not None:
                 prompt = prompts.for_question(instance.question_id, instance.question_type)
                 text = prompt.render(instance.question, instance.answer, hypothesis)
                 _add(stage, [((text,), "judge")] * settings.judge.repeats, fake)
-    found = Estimate(count, latency_s, assumptions=ASSUMPTIONS)
+    found = Estimate(count, latency_s, assumptions=ASSUMPTIONS, builds=len(ingested))
     for step, stage, _ in plan:
         _finish(stage, settings, latency_s, step)
         found.stages.append(stage)

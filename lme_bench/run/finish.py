@@ -168,7 +168,7 @@ def write_run(
         if row.status == "error":  # not-applicable rows are no failure
             results.failed.setdefault(row.question_id, row.error or "")
     if calls_models(settings):
-        estimate = estimate_run((r.load() for r in refs), settings)
+        estimate = estimate_run((r.load() for r in refs), settings, builds=[r.build for r in refs])
         spent = spent_by_stage(sessions, results.hypotheses or [], results.scores or [])
         summary["estimate"] = beside_spent(estimate, spent)
     failed = sorted(results.failed)

@@ -56,8 +56,12 @@ class RunProgress:
         out: TextIO | None = None,
         every_s: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
+        builds: int | None = None,
     ) -> None:
+        """`total` questions asking `builds` memory builds (None: one per question): the
+        ingest count is of builds, every other stage's of questions."""
         self.total, self.stages, self.prices = total, list(stages), prices
+        self.builds = builds if builds is not None and builds != total else None
         self.agent_model = agent_model or ""
         self.out = out or sys.stderr
         self.every_s, self.clock = every_s, clock
@@ -71,7 +75,8 @@ class RunProgress:
         self._tty = bool(getattr(self.out, "isatty", lambda: False)())
 
     def record(self, stage: str, value: Any) -> None:
-        """A stage of one question finished (`value`: its result, None when it failed)."""
+        """A stage of one question (an ingestion: of one build) finished (`value`: its
+        result, None when it failed)."""
         self.done[stage] += 1
         if value is not None:
             self.calls += _calls(stage, value)
@@ -83,7 +88,7 @@ class RunProgress:
 
     def line(self) -> str:
         parts = [f"{self.questions_done}/{self.total} questions"]
-        parts.append(" ".join(f"{s} {self.done[s]}" for s in self.stages))
+        parts.append(" ".join(self._stage_done(s) for s in self.stages))
         if self.failed:
             parts.append(f"{self.failed} failed")
         parts.append(f"{self.calls} model calls")
@@ -96,6 +101,11 @@ class RunProgress:
             left = f", ~{_clock(elapsed * (self.total - done) / done)} left"
         parts.append(f"{_clock(elapsed)} elapsed{left}")
         return " | ".join(parts)
+
+    def _stage_done(self, stage: str) -> str:
+        if stage == "ingest" and self.builds is not None:
+            return f"ingest {self.done[stage]}/{self.builds} builds"
+        return f"{stage} {self.done[stage]}"
 
     def show(self, final: bool = False) -> None:
         now = self.clock()

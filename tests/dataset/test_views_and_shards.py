@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -76,3 +76,25 @@ def test_known_release_is_recognised_by_its_bytes(tmp_path: Path) -> None:
     sha = next(iter(KNOWN_RELEASES))
     assert "cleaned" in describe_release(sha, tmp_path / "x.json", tmp_path / "s.json")
     assert "unrecognised" in describe_release("0" * 64, tmp_path / "x.json", tmp_path / "s.json")
+
+
+def test_a_longmemeval_question_is_its_own_build(
+    write_dataset: Callable[..., Path], tmp_path: Path
+) -> None:
+    path = write_dataset([make_question("q1"), make_question("q2")])
+    refs = prepare_dataset(path, tmp_path).questions
+    assert [(r.build_id, r.build) for r in refs] == [("q1", "q1"), ("q2", "q2")]
+    index = json.loads(next(tmp_path.glob("*/index.json")).read_text())
+    for row in index["questions"]:  # a split made before builds reads as one build a question
+        del row["build_id"], row["build_sha256"]
+    (next(tmp_path.glob("*/index.json"))).write_text(json.dumps(index))
+    assert [r.build for r in prepare_dataset(path, tmp_path).questions] == ["q1", "q2"]
+
+
+def test_a_shared_build_is_named_by_its_id_and_content(
+    write_dataset: Callable[..., Path], tmp_path: Path
+) -> None:
+    [ref] = prepare_dataset(write_dataset([make_question("q1")]), tmp_path).questions
+    shared = replace(ref, build_id="conv-26", build_sha256="ab" * 32)
+    changed = replace(shared, build_sha256="cd" * 32)
+    assert shared.build.startswith("conv-26@") and shared.build != changed.build

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -246,3 +247,19 @@ def test_a_judge_sent_another_body_than_the_official_has_it_in_its_key(
     monkeypatch.setattr(request_shapes, "openai_reasoning_shape", larger_cap)
     assert judge_key("openai:o4-mini") != reasoning
     assert judge_key("openai:gpt-4o-2024-08-06") == official
+
+
+def test_an_ingestion_shared_by_questions_is_keyed_by_its_build(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    first = replace(REF, build_id="conv-26", build_sha256="cd" * 32)
+    second = replace(first, index=1, question_id="q2", content_sha256="ef" * 32)
+    ingest = [
+        cache_keys.stage_key("ingest", r, settings, "run-1", LOCATION) for r in (first, second)
+    ]
+    assert ingest[0] == ingest[1] and ingest[0] is not None and "conv-26" in ingest[0]
+    answers = {
+        cache_keys.stage_key("answer", r, settings, "run-1", OUTCOME) for r in (first, second)
+    }
+    assert len(answers) == 2  # the questions' own stages stay apart
+    own = cache_keys.stage_key("ingest", REF, settings, "run-1", LOCATION)
+    assert own is not None and own.startswith("ingest-q1-")  # LongMemEval: the question's own

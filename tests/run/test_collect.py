@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from lme_bench.config.settings import load_settings
 from lme_bench.dataset.shards import prepare_dataset
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.qa.stage import unanswered_row
-from lme_bench.run.collect import Done, Job, RunCollector
+from lme_bench.run.collect import Done, IngestJob, Job, RunCollector
 from lme_bench.run.steps import StageFailed
 from tests.factories import make_question
 
@@ -78,3 +79,44 @@ def test_the_longest_ingestion_is_started_first(tmp_path: Path) -> None:
         locations = {r.question_id: MemoryLocation(r.question_id, "v", "m", 0) for r in refs}
         jobs = collector.start(locations)
         assert [refs[j.index].question_id for j in jobs] == ["long", "short"], mode
+
+
+def _shared_build(tmp_path: Path) -> tuple[RunCollector, list[Job]]:
+    """Three questions, the first and last asking one build (as a LoCoMo conversation's do)."""
+    data = tmp_path / "data.json"
+    data.write_text(json.dumps([make_question(q) for q in ("q1", "q2", "q3")]))
+    refs = prepare_dataset(data, tmp_path / "cache").questions
+    build_of = {"q1": "conv-1", "q2": "conv-2", "q3": "conv-1"}
+    refs = [replace(r, build_id=build_of[r.question_id]) for r in refs]
+    settings = load_settings(None, **{"models.qa": "fake:echo", "models.judge": "fake:yes"})
+    collector = RunCollector(refs, settings)
+    locations = {b: MemoryLocation(b, "v", f"m-{b}", 0) for b in ("conv-1", "conv-2")}
+    return collector, collector.start(locations)
+
+
+def test_a_build_is_ingested_once_for_every_question_asking_it(tmp_path: Path) -> None:
+    collector, jobs = _shared_build(tmp_path)
+    assert collector.builds == 2
+    ingested = {collector.refs[j.index].build: j for j in jobs if isinstance(j, IngestJob)}
+    assert len(jobs) == 2 and set(ingested) == {"conv-1", "conv-2"}
+    assert ingested["conv-1"].location.memory_id == "m-conv-1"
+    outcome = IngestOutcome("q1", "v", "m-conv-1", 3, 0.1, ingestion_id="ing-1")
+    follow = collector.finished(Done(ingested["conv-1"], outcome, None))
+    asked = sorted({collector.refs[j.index].question_id for j in follow})
+    assert asked == ["q1", "q3"]  # both questions of the build, from its one ingestion
+    assert all(j.upstream is outcome for j in follow)
+    assert collector.ingestion_id(2) == "ing-1" and collector.ingestion_id(1) == ""
+    for job in follow:
+        collector.finished(Done(job, [] if job.stage == "retrieval" else None, "x"))
+    assert collector.questions_done == 2
+    assert len(collector.results().outcomes) == 1  # one ingestion, not one per question
+
+
+def test_a_failed_build_fails_every_question_asking_it(tmp_path: Path) -> None:
+    collector, jobs = _shared_build(tmp_path)
+    [conv_1] = [j for j in jobs if collector.refs[j.index].build == "conv-1"]
+    assert collector.finished(Done(conv_1, None, ValueError("store rejected it"))) == []
+    assert sorted(collector.failed) == ["q1", "q3"]
+    assert collector.questions_done == 2
+    hypotheses = collector.results().hypotheses or []
+    assert sorted(h.question_id for h in hypotheses) == ["q1", "q3"]

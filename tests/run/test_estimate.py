@@ -100,3 +100,17 @@ def test_prompt_tokens_of_parts_equal_those_of_the_joined_text() -> None:
     for parts in cases:
         for fake in (True, False):
             assert prompt_tokens(parts, fake) == tokens("".join(parts), fake), parts
+
+
+def test_a_build_asked_by_several_questions_is_ingested_once(tmp_path: Path) -> None:
+    settings = load_settings(
+        Path("configs/agentic-fake.toml"), **{"run.results_dir": str(tmp_path), "run.id": "est"}
+    )
+    _, refs = prepare_questions(plan_run(settings), limit=3)
+    instances = [r.load() for r in refs]
+    one_each = estimate_run(instances, settings)
+    first_only = estimate_run(instances[:1], settings).stages[0].calls
+    shared = estimate_run(instances, settings, builds=["conv-1"] * 3)
+    assert not one_each.shares_builds and one_each.builds == 3
+    assert shared.shares_builds and shared.builds == 1 and shared.questions == 3
+    assert shared.stages[0].calls == first_only < one_each.stages[0].calls

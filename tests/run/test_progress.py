@@ -83,3 +83,13 @@ def test_a_terminal_gets_one_line_redrawn_in_place() -> None:
     progress.show(final=True)
     text = out.getvalue()
     assert text.count("\r\x1b[2K") == 3 and text.endswith("\n") and text.count("\n") == 1
+
+
+def test_ingestion_counts_builds_where_questions_share_them() -> None:
+    clock, out = Clock(), io.StringIO()
+    progress = RunProgress(5, ["ingest", "answer"], {}, out=out, clock=clock, builds=2)
+    progress.record("ingest", None)
+    progress.record("answer", None)
+    assert progress.line().startswith("0/5 questions | ingest 1/2 builds answer 1 |")
+    one_each = RunProgress(2, ["ingest"], {}, out=out, clock=clock, builds=2)
+    assert one_each.line().startswith("0/2 questions | ingest 0 |")  # as before builds
