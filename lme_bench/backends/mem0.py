@@ -232,6 +232,7 @@ class Mem0System:
             except BaseException:
                 release(shared)
                 raise
+            memory.embedding_model = self._embeddings  # batches in one call (mem0_embeddings)
             opened = OpenMemory(memory, shared, folder)
             self._memories[user_id] = opened
             return opened

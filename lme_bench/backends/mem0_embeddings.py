@@ -1,6 +1,10 @@
-"""The run's embedder handed to mem0 as a LangChain `Embeddings`, through mem0's `langchain`
-embedder provider: every mem0 memory of a process shares the one model (and its cache of
-vectors) that the other stages use, instead of loading its own copy per memory."""
+"""The run's embedder for mem0: every mem0 memory of a process shares the one model (and its
+cache of vectors) that the other stages use, instead of loading its own copy per memory.
+
+mem0 is configured with its `langchain` embedder provider around this object (so building a
+memory loads no model), then its `embedding_model` is this object itself, which also speaks
+mem0's embedder interface (`embed`, and `embed_batch` in one call: mem0's LangChain adapter
+would embed a batch text by text)."""
 
 from __future__ import annotations
 
@@ -43,3 +47,10 @@ class SharedEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self._embed([text])[0]
+
+    # mem0's EmbeddingBase interface
+    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
+        return self.embed_query(text)
+
+    def embed_batch(self, texts: list[str], memory_action: str = "add") -> list[list[float]]:
+        return self.embed_documents(texts)

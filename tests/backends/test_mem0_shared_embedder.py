@@ -78,3 +78,21 @@ def test_mem0_memories_share_the_process_model(tmp_path: Path) -> None:
     assert texts == ["My piano lessons moved to Thursday evenings."]
     # two mem0 memories later the process still holds the one model object
     assert loaded_models == loaded
+
+
+def test_a_batch_mem0_asks_for_is_one_call_to_the_embedder() -> None:
+    import threading
+
+    from lme_bench.backends.mem0_embeddings import SharedEmbeddings
+    from lme_bench.backends.protocol import Usage
+
+    view = load_embedder(HASHING)
+    usage = Usage()
+    shared = SharedEmbeddings(view, usage, threading.Lock())
+    before = view.counts.calls
+    vectors = shared.embed_batch(["tomatoes", "basil", "piano"], "add")
+    assert len(vectors) == 3 and len(vectors[0]) == shared.dim == 256
+    assert view.counts.calls - before <= 1  # one call to the model (none when all are cached)
+    assert (usage.embedding_calls, usage.embedded_texts) == (1, 3)
+    assert shared.embed("tomatoes", "search") == vectors[0]
+    assert (usage.embedding_calls, usage.embedded_texts) == (2, 4)
