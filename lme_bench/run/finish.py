@@ -224,8 +224,10 @@ def write_run(
             else None
         ),
         memories={o.question_id: o.memory_id for o in results.outcomes},
-        memory_titles=memory_titles(
-            [r.question_id for r in refs], memory_scope(settings, run_id), settings.run.results_dir
+        memory_titles=memory_titles(  # title -> build (a LongMemEval question's is itself)
+            list(dict.fromkeys(r.build for r in refs)),
+            memory_scope(settings, run_id),
+            settings.run.results_dir,
         ),
         memory_entries={o.question_id: o.entries for o in results.outcomes},
         search=search_description(settings),

@@ -49,10 +49,13 @@ def merge_previous(
     for record in keep(read_ingest(run_dir / "ingest.parquet")):
         sessions.setdefault(record.question_id, []).append(record)
     memories, entries = manifest.get("memories") or {}, manifest.get("memory_entries") or {}
+    # a build shared with a question rerun now came back (from the cache) under the question
+    # it was first ingested for: its earlier rows are not kept twice
+    again = {o.question_id for o in results.outcomes}
     earlier = [
         IngestOutcome(q, "", memories.get(q, ""), int(entries.get(q, 0)), 0.0, sessions.get(q, []))
         for q in kept
-        if q in memories
+        if q in memories and q not in again
     ]
     results.outcomes = sorted(earlier + results.outcomes, key=lambda o: order[o.question_id])
     errors = manifest.get("errors") or {}

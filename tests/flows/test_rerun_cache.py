@@ -9,6 +9,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -27,6 +28,7 @@ from lme_bench.providers.fake_stats import FAKE_CALLS
 from lme_bench.results.recorded_settings import SettingsChanged
 from lme_bench.run import steps
 from lme_bench.run.request import RunRequest
+from tests.factories import make_question
 
 pytestmark = pytest.mark.slow
 
@@ -49,6 +51,7 @@ class Executed:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []
         self.fail_ingest: str | None = None  # a question id whose ingestion raises
+        self.fail_answer: str | None = None  # a question id whose answering raises
 
     def reset(self) -> None:
         self.calls.clear()
@@ -76,6 +79,8 @@ def executed(monkeypatch: pytest.MonkeyPatch) -> Executed:
             record.calls.append((_stage, ref.question_id))
             if _stage == "ingest" and ref.question_id == record.fail_ingest:
                 raise ValueError(f"memory rejected the write for {ref.question_id}")
+            if _stage == "answer" and ref.question_id == record.fail_answer:
+                raise ValueError(f"the reader broke on {ref.question_id}")
             return _real(ref, *args, **kwargs)
 
         monkeypatch.setattr(steps, name, counted)
@@ -604,3 +609,83 @@ def test_batches_in_worker_processes_give_the_same_tables(harness: None, tmp_pat
     # a rerun finds each question's results in the cache the worker processes' batches filled
     again, _ = _run(_request(tmp_path, "processes-2", **overrides))
     assert again["from_cache"] == dict.fromkeys(STAGES, LIMIT)
+
+
+def _one_build_asked_three_times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunRequest:
+    """Three questions of one history, read as one build (as a conversation's questions are)."""
+    data = tmp_path / "shared.json"
+    data.write_text(json.dumps([make_question(q) for q in ("q1", "q2", "q3")]))
+    real_prepare = steps.prepare_questions
+
+    def one_build(*args: Any, **kwargs: Any) -> Any:
+        prepared, refs = real_prepare(*args, **kwargs)
+        shared = [replace(r, build_id="conv-1", build_sha256="ab" * 32) for r in refs]
+        return prepared, shared
+
+    monkeypatch.setattr(steps, "prepare_questions", one_build)
+    return RunRequest(config=FULL_FAKE, dataset=str(data), results_dir=str(tmp_path))
+
+
+def test_questions_of_one_build_share_one_ingestion_and_its_cache(
+    harness: None, tmp_path: Path, executed: Executed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    request = _one_build_asked_three_times(tmp_path, monkeypatch)
+    _run(request.model_copy(update={"run_id": "shared-build"}))
+    calls = executed.by_stage()
+    assert len(calls["ingest"]) == 1  # one ingestion for the three questions
+    assert calls["answer"] == calls["judge"] == ["q1", "q2", "q3"]
+    tables = _tables(tmp_path / "shared-build")
+    assert len({r["question_id"] for r in tables["ingest"]}) == 1
+    assert sorted(r["question_id"] for r in tables["hypotheses"]) == ["q1", "q2", "q3"]
+    assert all(r["hypothesis"] for r in tables["hypotheses"])  # each answered from the memory
+    assert len(_entries_per_memory(tmp_path / "memory.sqlite")) == 1
+    manifest = json.loads((tmp_path / "shared-build" / "manifest.json").read_text())
+    assert list(manifest["memory_titles"].values()) == [f"conv-1@{'ab' * 8}"]
+
+    executed.reset()  # a rerun of the failed-free run: everything from the cache
+    again, _ = _run(request.model_copy(update={"run_id": "shared-build"}))
+    assert executed.by_stage() == {stage: [] for stage in STAGES}
+    assert again["from_cache"]["ingest"] == 1 and again["from_cache"]["answer"] == 3
+
+
+def test_a_failed_build_fails_its_questions_and_a_rerun_ingests_it_once(
+    harness: None, tmp_path: Path, executed: Executed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    request = _one_build_asked_three_times(tmp_path, monkeypatch)
+    request = request.model_copy(update={"run_id": "shared-flaky"})
+    executed.fail_ingest = "q1"  # the build's ingestion runs for its first question
+    with pytest.raises(RunFailures, match="3 question"):
+        _run(request)
+    manifest = json.loads((tmp_path / "shared-flaky" / "manifest.json").read_text())
+    assert manifest["failed_question_ids"] == ["q1", "q2", "q3"]
+
+    executed.fail_ingest = None
+    executed.reset()
+    _run(request.model_copy(update={"failed_only": True}))
+    calls = executed.by_stage()
+    assert calls["ingest"] == ["q1"] and calls["answer"] == ["q1", "q2", "q3"]
+    manifest = json.loads((tmp_path / "shared-flaky" / "manifest.json").read_text())
+    assert manifest["failed_question_ids"] == []
+    tables = _tables(tmp_path / "shared-flaky")
+    assert sorted(r["question_id"] for r in tables["hypotheses"]) == ["q1", "q2", "q3"]
+    assert all(r["status"] == "ok" for r in tables["hypotheses"])
+
+
+def test_a_rerun_of_a_failed_answer_takes_its_build_from_the_cache(
+    harness: None, tmp_path: Path, executed: Executed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    request = _one_build_asked_three_times(tmp_path, monkeypatch)
+    request = request.model_copy(update={"run_id": "shared-answer"})
+    executed.fail_answer = "q2"
+    with pytest.raises(RunFailures, match="1 question"):
+        _run(request)
+    before = _tables(tmp_path / "shared-answer")
+
+    executed.fail_answer = None
+    executed.reset()
+    _run(request.model_copy(update={"failed_only": True}))
+    calls = executed.by_stage()
+    assert calls["ingest"] == [] and calls["answer"] == ["q2"]  # the build is not redone
+    after = _tables(tmp_path / "shared-answer")
+    assert _without(after["ingest"], "run_id") == _without(before["ingest"], "run_id")
+    assert all(r["status"] == "ok" for r in after["hypotheses"]) and len(after["hypotheses"]) == 3
