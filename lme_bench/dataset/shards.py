@@ -14,6 +14,7 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from lme_bench.dataset.errors import DatasetError
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.dataset.models import Instance
 
+Splitter = Callable[[Path, Path], list["QuestionRef"]]
+"""Writes the split of a dataset file into a folder and returns its questions' refs."""
 _INDEX = "index.json"
 _FORMAT = 1
 
@@ -44,6 +47,11 @@ class QuestionRef:
     build_sha256: str = ""
     """The build's content digest (`lme_bench.benchmarks.protocol.content_digest`) where the
     build is not the question itself; empty for LongMemEval, whose question hash covers it."""
+    benchmark: str = "longmemeval"
+    """The benchmark the question comes from (`lme_bench.benchmarks`)."""
+    build_shard: str = ""
+    """The file of the build's sessions where builds are split apart from their questions
+    (lme_bench.dataset.build_records); empty for LongMemEval, whose question file holds them."""
 
     @property
     def build(self) -> str:
@@ -55,7 +63,13 @@ class QuestionRef:
         return self.build_id or self.question_id
 
     def load(self) -> Instance:
-        """The question, validated (recently loaded ones are shared: see `LoadedQuestions`)."""
+        """The question, validated (recently loaded ones are shared: see `LoadedQuestions`);
+        a question of a shared build comes in the same record shape, its build's sessions
+        joined to its public view and gold labels (lme_bench.dataset.build_records)."""
+        if self.build_shard:
+            from lme_bench.dataset.build_records import scorer_record
+
+            return scorer_record(self.question_id, self.question_type, self.shard, self.build_shard)
         return LOADED.get(self.shard, self.content_sha256)
 
 
@@ -147,12 +161,25 @@ def _read_index(folder: Path) -> list[QuestionRef] | None:
         return None
     refs = [QuestionRef(**row) for row in data["questions"]]
     return [
-        QuestionRef(**{**asdict(r), "shard": str(folder / "q" / Path(r.shard).name)}) for r in refs
+        QuestionRef(
+            **{
+                **asdict(r),
+                "shard": str(folder / "q" / Path(r.shard).name),
+                "build_shard": str(folder / "b" / Path(r.build_shard).name)
+                if r.build_shard
+                else "",
+            }
+        )
+        for r in refs
     ]
 
 
-def prepare_dataset(path: Path, cache_root: Path) -> PreparedDataset:
-    """Validate and split `path` (or reuse an earlier split of the same bytes)."""
+def prepare_dataset(
+    path: Path, cache_root: Path, split: Splitter | None = None, kind: str = ""
+) -> PreparedDataset:
+    """Validate and split `path` (or reuse an earlier split of the same bytes): a LongMemEval
+    file into a file per question, another benchmark's by `split` (lme_bench.benchmarks.split),
+    kept apart under its `kind` (the benchmark's name)."""
     path = Path(path)
     if not path.is_file():
         raise DatasetError(path, "not a file" if path.exists() else "no such file")
@@ -160,7 +187,7 @@ def prepare_dataset(path: Path, cache_root: Path) -> PreparedDataset:
         sha = file_sha256(path)
     except OSError as exc:
         raise DatasetError(path, f"cannot read it: {exc.strerror or exc}") from None
-    folder = Path(cache_root) / sha[:24]
+    folder = Path(cache_root) / (f"{sha[:24]}-{kind}" if split is not None else sha[:24])
     refs = _read_index(folder)
     if refs is None:
         created = _missing_parents(Path(cache_root))
@@ -175,7 +202,7 @@ def prepare_dataset(path: Path, cache_root: Path) -> PreparedDataset:
         tmp = Path(tempfile.mkdtemp(prefix=".split-", dir=cache_root))
         try:
             (tmp / "q").mkdir()
-            rows = _split(path, tmp)
+            rows = split(path, tmp) if split is not None else _split(path, tmp)
             index = {"format": _FORMAT, "source": str(path), "sha256": sha}
             index["questions"] = [asdict(r) for r in rows]
             (tmp / _INDEX).write_text(json.dumps(index))

@@ -43,6 +43,8 @@ async def judge_question(
     """Score rows (attribution left to the report, which sees every stage)."""
     if hypothesis.status != "ok" or hypothesis.hypothesis is None:
         return []
+    if ref.benchmark != "longmemeval":
+        return []  # LoCoMo: scored by its official token F1 in the report, not by an LLM judge
     instance = ref.load()
     common: dict[str, Any] = {
         "question_id": ref.question_id,

@@ -26,7 +26,7 @@ from lme_bench.agent.prompts import (
 )
 from lme_bench.agent.tool_prompts import tool_observe_text, tool_prompts, tool_session_end_text
 from lme_bench.config.settings import Settings
-from lme_bench.dataset.models import Instance
+from lme_bench.dataset.models import QUESTION_TYPES, Instance
 from lme_bench.dataset.views import session_key
 from lme_bench.ingest.fingerprint import writes_with_own_tools
 from lme_bench.judge.prompts import judge_prompts
@@ -247,7 +247,8 @@ def estimate_run(
                     _add(stage, _ingest_calls(instance, settings, system), fake)
             elif step == "answer":
                 _add(stage, _answer_calls(instance, settings), fake)
-            elif prompts is not None:
+            elif prompts is not None and instance.question_type in QUESTION_TYPES:
+                # a question of another benchmark (LoCoMo) is scored without an LLM judge
                 prompt = prompts.for_question(instance.question_id, instance.question_type)
                 text = prompt.render(instance.question, instance.answer, hypothesis)
                 _add(stage, [((text,), "judge")] * settings.judge.repeats, fake)

