@@ -119,6 +119,8 @@ def plan_calls(items: Sequence[JudgeItem], settings: Settings) -> list[PlannedCa
     for item in items:
         if item.hypothesis.status != "ok" or item.hypothesis.hypothesis is None:
             continue
+        if item.ref.benchmark != "longmemeval":
+            continue  # no LLM judge verdict (lme_bench.judge.stage.judge_question)
         instance = item.ref.load()
         for spec, judge in zip(specs, judges(settings), strict=True):
             prompt = judge.prompts.for_question(item.ref.question_id, item.ref.question_type)
@@ -250,6 +252,8 @@ async def _judge_item(
     ref, hypothesis = item.ref, item.hypothesis
     if hypothesis.status != "ok" or hypothesis.hypothesis is None:
         return []
+    if ref.benchmark != "longmemeval":
+        return []  # no LLM judge verdict (lme_bench.judge.stage.judge_question)
     instance = ref.load()
     common: dict[str, Any] = {
         "question_id": ref.question_id,

@@ -17,6 +17,7 @@ from lme_bench.judge.calibration.successor import manifest_record, successor_rec
 from lme_bench.judge.family_requests import judge_request_shapes
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
+from lme_bench.report.locomo import locomo_report
 from lme_bench.report.run_report import RunReport, headline, run_markdown, write_report
 from lme_bench.results.batch_jobs import answered_in_batch, manifest_entries, read_jobs
 from lme_bench.results.cost import run_cost, system_usage
@@ -174,6 +175,13 @@ def write_run(
     failed = sorted(results.failed)
     summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
     markdown = run_markdown(summary, title, run_id, len(refs))
+    if any(r.benchmark == "locomo" for r in refs):  # its official figures beside the rest
+        answers = results.hypotheses
+        if answers is None and (run_dir / "hypotheses.parquet").exists():
+            answers = read_hypotheses(run_dir / "hypotheses.parquet")
+        depth = settings.qa.top_ke
+        summary["locomo"], section = locomo_report(run_dir, refs, retrieval, answers, depth)
+        markdown += section
     if "report" in settings.stages:
         hypotheses_read = (
             results.hypotheses

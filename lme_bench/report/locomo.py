@@ -1,0 +1,147 @@
+"""LoCoMo's own figures for a run: the official token-F1 scores per category and overall, as
+task_eval/evaluation.py aggregates them (lme_bench.benchmarks.locomo.scoring), the evidence
+recall of the retrieval stage's ranking (its first `[qa] top_ke` turns), and the answers
+exported in the official format (`locomo_predictions.json`, answers only, no retrieved context;
+lme_bench.benchmarks.locomo.export) into the run folder.
+
+The gold labels come from the split's scorer-side files (lme_bench.dataset.build_records); a
+question's evidence is compared with its turn ranking as the build's turns (`s001:1`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from lme_bench.benchmarks.builtin.locomo import CATEGORY_NAMES
+from lme_bench.benchmarks.locomo.export import Prediction, write_predictions
+from lme_bench.benchmarks.locomo.records import Conversation, Question, Sample
+from lme_bench.benchmarks.locomo.records import Gold as LocomoGold
+from lme_bench.benchmarks.locomo.scoring import aggregate, score_question
+from lme_bench.dataset.build_records import gold_of
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.results.qa_tables import HypothesisRow
+from lme_bench.retrieval.official_ids import RetrievalRow
+
+PREDICTIONS_NAME = "locomo_predictions.json"
+
+
+def _native(ref: QuestionRef) -> tuple[LocomoGold, LocomoGold]:
+    """The question's LoCoMo gold record, and the same with its evidence as the build's turns
+    (`s001:1`): dialog ids the conversation does not hold stay as misses, so recall over
+    turns is the official recall over dialog ids."""
+    row = gold_of(ref.shard)
+    native = dict(row["native"])
+    native["evidence"] = tuple(native["evidence"])
+    gold = LocomoGold(**native)
+    turns = list(row["evidence_turns"])
+    missing = [f"missing:{i}" for i in range(len(gold.evidence) - len(turns))]
+    return gold, replace(gold, evidence=(*turns, *missing))
+
+
+def _as_turn(official_id: str) -> str:
+    """`answer_s001_2` / `noans_s001_2` / `s001_2` -> `s001:1` (key, turn index from 0)."""
+    session, _, number = official_id.rpartition("_")
+    return f"{session.rpartition('_')[2]}:{int(number) - 1}"
+
+
+def locomo_report(
+    run_dir: Path,
+    refs: Sequence[QuestionRef],
+    retrieval: Sequence[RetrievalRow],
+    hypotheses: Sequence[HypothesisRow] | None,
+    depth: int,
+) -> tuple[dict[str, Any], str]:
+    """The run's LoCoMo figures (for summary.json) and their summary.md section, evidence
+    recall over the first `depth` turns of each ranking; with answers, writes the
+    official-format predictions into `run_dir`."""
+    ranked = {
+        r.question_id: r.ranked_ids[:depth]
+        for r in retrieval
+        if r.granularity == "turn" and r.status == "ok"
+    }
+    answered = {
+        h.question_id: h.hypothesis
+        for h in hypotheses or []
+        if h.status == "ok" and h.hypothesis is not None
+    }
+    scored, predictions = [], {}
+    samples: dict[str, list[tuple[Question, LocomoGold]]] = {}
+    for ref in refs:
+        gold, by_turns = _native(ref)
+        retrieved = None
+        if ref.question_id in ranked:
+            retrieved = [_as_turn(t) for t in ranked[ref.question_id]]
+        answer = answered.get(ref.question_id)
+        if answer is not None or retrieved is not None:
+            scored.append(score_question(by_turns, answer or "", retrieved))
+        if answer is not None:
+            predictions[ref.question_id] = Prediction(answer=answer)
+        index = len(samples.get(ref.build_id, []))
+        text = json.loads(Path(ref.shard).read_bytes())["question"]
+        question = Question(ref.question_id, ref.build_id, index, text)
+        samples.setdefault(ref.build_id, []).append((question, gold))
+    scores = aggregate(scored)
+    answers_scored = bool(answered)
+    figures: dict[str, Any] = {
+        "questions": scores.count,
+        "answers_scored": answers_scored,
+        "overall_f1": scores.overall if answers_scored else None,
+        "evidence_recall": scores.overall_recall,
+        "evidence_depth": depth,
+        "categories": {
+            CATEGORY_NAMES[c]: {
+                "count": s.count,
+                "f1": s.score if answers_scored else None,
+                "evidence_recall": s.recall,
+            }
+            for c, s in scores.categories.items()
+        },
+    }
+    if predictions and len(predictions) == len(refs):
+        chosen = [
+            Sample(
+                conversation=Conversation(build, "", "", ()),
+                questions=tuple(q for q, _ in items),
+                gold=tuple(g for _, g in items),
+            )
+            for build, items in samples.items()
+        ]
+        write_predictions(run_dir / PREDICTIONS_NAME, chosen, predictions)
+        figures["predictions"] = PREDICTIONS_NAME
+    return figures, _markdown(figures)
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _markdown(figures: dict[str, Any]) -> str:
+    lines = [
+        "",
+        "## LoCoMo",
+        "",
+        "Official metric: token F1 by category as task_eval/evaluation.py scores and aggregates"
+        " it (category 1 multi-answer F1, category 3 gold cut at `;`, category 5 right when the"
+        " answer says the information is not there); evidence recall: the share of each"
+        f" question's evidence dialog ids among the first {figures['evidence_depth']} turns of"
+        " the retrieval stage's ranking (as many as the reader is shown a search, [qa] top_ke)."
+        " No LLM judge scores LoCoMo questions.",
+        "",
+        f"| category | questions | F1 | evidence recall @{figures['evidence_depth']} |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, row in figures["categories"].items():
+        lines.append(
+            f"| {name} | {row['count']} | {_cell(row['f1'])} | {_cell(row['evidence_recall'])} |"
+        )
+    lines.append(
+        f"| overall | {figures['questions']} | {_cell(figures['overall_f1'])}"
+        f" | {_cell(figures['evidence_recall'])} |"
+    )
+    if "predictions" in figures:
+        lines += ["", f"Predictions in the official format: `{figures['predictions']}`."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,63 @@
+"""The flow on a LoCoMo file (a sample written for the tests): each conversation is ingested
+once, every question answered from its memory with the stand-in reader, and the report holds
+LoCoMo's own figures and the official-format predictions."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from lme_bench_flows.longmemeval import longmemeval
+from prefect.testing.utilities import prefect_test_harness
+
+from lme_bench.run.request import RunRequest
+from tests.benchmarks.locomo.samples import listed_sample, write_json
+
+pytestmark = pytest.mark.slow  # runs the whole flow
+
+
+@pytest.fixture(scope="module")
+def harness() -> Iterator[None]:
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+def test_a_locomo_run_ingests_each_conversation_once_and_reports_f1(
+    harness: None, tmp_path: Path
+) -> None:
+    data = write_json(tmp_path / "locomo.json", [listed_sample("conv-7"), listed_sample("conv-8")])
+    config = tmp_path / "fake.toml"
+    config.write_text(
+        '[ingest]\nmode = "raw"\n[qa]\nstrategy = "single"\n'
+        '[models]\nqa = "fake:quote-memory"\njudge = "fake:match-judge"\n'
+    )
+    request = RunRequest(
+        config=str(config), dataset=str(data), results_dir=str(tmp_path), run_id="locomo"
+    )
+    longmemeval(request)
+    run_dir = tmp_path / "locomo"
+    answers = pq.read_table(run_dir / "hypotheses.parquet").to_pylist()
+    assert len(answers) == 10 and all(a["status"] == "ok" for a in answers)
+    retrieval = pq.read_table(run_dir / "retrieval.parquet").to_pylist()
+    assert len(retrieval) == 20 and {r["status"] for r in retrieval} == {"ok"}
+    db = sqlite3.connect(tmp_path / "memory.sqlite")
+    assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 2  # one per conversation
+    assert db.execute("SELECT count(*) FROM entries").fetchone()[0] == 8  # 4 turns each
+    summary = json.loads((run_dir / "summary.json").read_text())
+    locomo = summary["locomo"]
+    assert locomo["questions"] == 10 and locomo["overall_f1"] is not None
+    assert set(locomo["categories"]) == {
+        "multi-hop",
+        "temporal",
+        "open-domain",
+        "single-hop",
+        "adversarial",
+    }
+    assert "## LoCoMo" in (run_dir / "summary.md").read_text()
+    exported = json.loads((run_dir / "locomo_predictions.json").read_text())
+    assert [s["sample_id"] for s in exported] == ["conv-7", "conv-8"]
+    assert all("prediction" in item for s in exported for item in s["qa"])
