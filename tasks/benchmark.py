@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
@@ -110,6 +111,12 @@ def per_question_tasks(settings: Settings) -> dict[str, Task[Any, Any]]:
     return {stage: task.with_options(**options) for stage, task in found.items()}
 
 
+_STORE_LOCK = threading.Lock()
+"""Result stores made for a task share one in-memory LRU cache, which is not thread-safe: a
+batch thread writing while another writes or the flow reads could fail with a KeyError once the
+cache is full (runs of more than about a thousand results per stage)."""
+
+
 def _result_store(task: Task[Any, Any]) -> ResultStore:
     return cast(ResultStore, get_result_store().update_for_task(task, _sync=True))  # type: ignore[call-arg]
 
@@ -132,7 +139,8 @@ def cached_result(task: Task[Any, Any], key: str | None) -> tuple[bool, Any]:
     ):
         return False, None
     try:
-        record = store.read(key)
+        with _STORE_LOCK:
+            record = store.read(key)
     except Exception:  # no record, or one that cannot be read: run the task
         return False, None
     expiration = record.metadata.expiration
@@ -258,7 +266,8 @@ def question_batch(
         if store is not None and outcome.error is None:
             key = stage_key(batch.stage, ref, batch.settings, batch.scope, upstream)
             if key is not None:
-                store.write(obj=outcome.value, key=key)
+                with _STORE_LOCK:
+                    store.write(obj=outcome.value, key=key)
         if outcome.attempts > 1:  # what a task of its own would show as its retries
             get_run_logger().warning(
                 "%s %s: %d attempts", batch.stage, ref.question_id, outcome.attempts
