@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lme_bench_tasks.benchmark import _result_store, stage_key
+from lme_bench_tasks.benchmark import _result_store, stage_key, store_result
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 
@@ -55,5 +55,5 @@ def collect_answers(
             continue
         key = stage_key("answer", one.item.ref, settings, scope, outcome)
         if key is not None:
-            store.write(obj=row, key=key)
+            store_result(store, key, row)
     return found

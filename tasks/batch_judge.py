@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lme_bench_tasks.benchmark import _result_store, stage_key
+from lme_bench_tasks.benchmark import _result_store, stage_key, store_result
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 
@@ -60,5 +60,5 @@ def collect_judge_scores(
         ingestion_id = ingestion_ids.get(item.ref.question_id)
         key = stage_key("judge", item.ref, settings, scope, item.hypothesis, ingestion_id)
         if store is not None and key is not None:
-            store.write(obj=rows, key=key)
+            store_result(store, key, rows)
     return found

@@ -121,6 +121,12 @@ def _result_store(task: Task[Any, Any]) -> ResultStore:
     return cast(ResultStore, get_result_store().update_for_task(task, _sync=True))  # type: ignore[call-arg]
 
 
+def store_result(store: ResultStore, key: str, value: Any) -> None:
+    """Persist `value` under `key`, one writer at a time (see _STORE_LOCK)."""
+    with _STORE_LOCK:
+        store.write(obj=value, key=key)
+
+
 def cached_result(task: Task[Any, Any], key: str | None) -> tuple[bool, Any]:
     """(True, result) when `task` stored a result under `key` that has not expired. The flow
     asks before submitting a stage: reading the record costs about a millisecond, a Cached
@@ -266,8 +272,7 @@ def question_batch(
         if store is not None and outcome.error is None:
             key = stage_key(batch.stage, ref, batch.settings, batch.scope, upstream)
             if key is not None:
-                with _STORE_LOCK:
-                    store.write(obj=outcome.value, key=key)
+                store_result(store, key, outcome.value)
         if outcome.attempts > 1:  # what a task of its own would show as its retries
             get_run_logger().warning(
                 "%s %s: %d attempts", batch.stage, ref.question_id, outcome.attempts
