@@ -26,8 +26,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.official_request import official_body
-from lme_bench.judge.runner import LlmJudge, fallback_row
-from lme_bench.judge.stage import judges
+from lme_bench.judge.runner import LlmJudge
+from lme_bench.judge.stage import judge_question, judges
 from lme_bench.providers.batch.bedrock_batch import claude_body, is_claude
 from lme_bench.providers.batch.clients import batch_client, bedrock_batch_client
 from lme_bench.providers.batch.protocol import BatchApi, BatchRequest, ItemResult
@@ -249,38 +249,15 @@ async def _judge_item(
 ) -> list[ScoreRow]:
     """The rows `lme_bench.judge.stage.judge_question` makes, each LLM verdict read from the
     job's reply where it has one, else asked call by call."""
-    ref, hypothesis = item.ref, item.hypothesis
-    if hypothesis.status != "ok" or hypothesis.hypothesis is None:
-        return []
-    if ref.benchmark != "longmemeval":
-        return []  # no LLM judge verdict (lme_bench.judge.stage.judge_question)
-    instance = ref.load()
-    common: dict[str, Any] = {
-        "question_id": ref.question_id,
-        "question_type": ref.question_type,
-        "is_abstention": ref.is_abstention,
-    }
-    rows = []
-    for judge in judges(settings):
-        for repeat in range(settings.judge.repeats):
-            reply = replies.get((ref.question_id, judge.name, repeat))
-            used = judge
-            if reply is not None:  # no provider slot: nothing is sent
-                used = LlmJudge(judge.name, reply, judge.prompts, judge.policy)
-            rows.append(
-                await used.judge(
-                    **common,
-                    question=instance.question,
-                    answer=instance.answer,
-                    hypothesis=hypothesis.hypothesis,
-                    repeat=repeat,
-                )
-            )
-    if settings.judge.fallback or not rows:
-        rows.append(
-            fallback_row(**common, answer=instance.answer, hypothesis=hypothesis.hypothesis)
-        )
-    return rows
+    ref = item.ref
+
+    def reply_of(judge: LlmJudge, repeat: int) -> LlmJudge:
+        reply = replies.get((ref.question_id, judge.name, repeat))
+        if reply is None:
+            return judge
+        return LlmJudge(judge.name, reply, judge.prompts, judge.policy)  # nothing is sent
+
+    return await judge_question(ref, item.hypothesis, settings, stand_in=reply_of)
 
 
 def collect_scores(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lme_bench.common.limits import provider_limiter
@@ -38,9 +39,13 @@ def judges(settings: Settings) -> list[LlmJudge]:
 
 
 async def judge_question(
-    ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings
+    ref: QuestionRef,
+    hypothesis: HypothesisRow,
+    settings: Settings,
+    stand_in: Callable[[LlmJudge, int], LlmJudge] | None = None,
 ) -> list[ScoreRow]:
-    """Score rows (attribution left to the report, which sees every stage)."""
+    """Score rows (attribution left to the report, which sees every stage). `stand_in` may
+    swap a judge for one whose model is another (a batch job's reply), per repeat."""
     if hypothesis.status != "ok" or hypothesis.hypothesis is None:
         return []
     if ref.benchmark != "longmemeval":
@@ -54,8 +59,9 @@ async def judge_question(
     rows = []
     for judge in judges(settings):
         for repeat in range(settings.judge.repeats):
+            used = stand_in(judge, repeat) if stand_in is not None else judge
             rows.append(
-                await judge.judge(
+                await used.judge(
                     **common,
                     question=instance.question,
                     answer=instance.answer,
