@@ -1,13 +1,18 @@
 """No gold label reaches any memory system: for each built-in backend that takes sessions as
 they are, two sample questions are ingested and answered through the harness's own steps, and
 everything handed over is recorded on the way in: every protocol call's arguments (titles,
-session keys, dates, turns, queries) and every prompt the system's own model received."""
+session keys, dates, turns, queries) and every prompt the system's own model received.
+
+Then a LoCoMo conversation through every built-in backend in every ingestion mode it takes,
+recorded the same way plus every request of the memory agent and of the reader (read at the
+model call), and, for the MCP backends, every byte sent to the server."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
 import json
+from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -17,6 +22,7 @@ import pytest
 import lme_bench.backends.registry as registry
 import lme_bench.ingest.question as ingest_question_module
 import lme_bench.qa.stage as qa_stage
+import lme_bench.retrieval.stage as retrieval_stage
 from lme_bench.backends.protocol import MemorySystem
 from lme_bench.config.settings import load_settings
 from lme_bench.dataset.loader import iter_questions
@@ -26,10 +32,17 @@ from lme_bench.providers.fake_policies import fake_policy
 from lme_bench.run.steps import (
     answer_question,
     bundled_sample,
+    evaluate_question,
     ingest_question,
     plan_run,
     prepare_questions,
 )
+from tests.backends.conftest import REPO
+from tests.backends.leak_recording import CallRecorder, record_model_requests
+from tests.backends.test_mcp_tools import recorded, shipped_params
+from tests.benchmarks.locomo.samples import listed_sample, write_json
+from tests.wire.capture import http_sent, stdio_sent
+from tests.wire.servers import RecordingHttpServer
 
 BACKENDS = {  # backend -> (its params, the fake policy of its own model, the module it needs)
     "mem0": ({"infer": True}, "mem0-extractor", "mem0"),
@@ -112,3 +125,153 @@ def test_nothing_gold_reaches_the_system_or_its_model(
             assert f'"{session_id}"' not in handed
         if instance.question_id in chosen and instance.answer not in haystack:
             assert instance.answer not in handed, instance.question_id
+
+
+# LoCoMo (a shared build: one memory for a conversation's questions, two named speakers whose
+# turns are all "user" turns, LongMemEval-form dates) through every built-in backend and every
+# ingestion mode it takes. Gold labels are made distinctive so a copy of one anywhere is seen.
+SAMPLE_ID = "conv-9071"
+LOCOMO_CASES: dict[str, tuple[str, str, dict[str, Any], str | None, str | None]] = {
+    # case -> (backend, [ingest] mode, [memory.params], [models] memory, [models] agent)
+    "embedded-raw": ("embedded", "raw", {}, None, None),
+    "embedded-context-only": ("embedded", "context-only", {}, None, "fake:note-taker"),
+    "embedded-agentic": ("embedded", "agentic", {}, None, "fake:note-taker"),
+    "mcp-raw": ("mcp", "raw", {}, None, None),
+    "mcp-context-only": ("mcp", "context-only", {}, None, "fake:note-taker"),
+    "mcp-agentic": ("mcp", "agentic", {}, None, "fake:note-taker"),
+    "mem0-raw": ("mem0", "raw", {"infer": True}, "fake:mem0-extractor", None),
+    "mem0-turns-raw": ("mem0", "raw", {"infer": False}, None, None),
+    "langgraph-langmem-raw": (
+        "langgraph",
+        "raw",
+        {"store": "sqlite", "extract": "langmem"},
+        "fake:langmem-extractor",
+        None,
+    ),
+    "langgraph-turns-raw": ("langgraph", "raw", {"store": "sqlite", "extract": "none"}, None, None),
+    "graphiti-raw": ("graphiti", "raw", {}, "fake:graphiti-extractor", None),
+    "mcp-tools-raw": ("mcp-tools", "raw", {}, None, None),
+    "mcp-tools-agentic": ("mcp-tools", "agentic", {}, None, "fake:kg-note-taker"),
+}
+NEEDS = {"mem0": "mem0", "langgraph": "langgraph", "graphiti": "graphiti_core"}
+COMMON_WORD_CATEGORIES = ("temporal", "adversarial")  # the rest of the five are hyphenated
+
+
+def _locomo_sample() -> dict[str, Any]:
+    """The written sample with answers and adversarial answers no conversation text holds."""
+    sample = listed_sample(SAMPLE_ID)
+    for n, item in enumerate(sample["qa"]):
+        if "answer" in item:
+            item["answer"] = f"Quillfeather-{n}"
+        if "adversarial_answer" in item:
+            item["adversarial_answer"] = f"Marrowdusk-{n}"
+    return sample
+
+
+def _server_params(
+    case: str, backend: str, tmp_path: Path, request: pytest.FixtureRequest, stack: ExitStack
+) -> tuple[dict[str, Any], Path]:
+    """The [memory.params] of a backend over a recording MCP server, and its wire log."""
+    wire = tmp_path / "wire.log"
+    if backend == "mcp":
+        server = RecordingHttpServer(tmp_path / "server")
+        server.start(wire)
+        stack.callback(server.stop)
+        return server.settings().model_dump(mode="json"), wire
+    config = "mcp-knowledge-graph-agent.toml" if "agentic" in case else "mcp-knowledge-graph.toml"
+    script = request.getfixturevalue("server_script")
+    params = recorded(script, shipped_params(REPO / "configs" / config))
+    params["env"]["MEMORY_FILE_PATH"] = "{data_dir}/{memory}.jsonl"
+    return params, tmp_path / "backends" / "mcp-tools"  # one wire-<memory>.log per memory
+
+
+def _wire_text(backend: str, wire: Path) -> str:
+    if backend == "mcp":
+        text, messages = http_sent(wire)
+        return text + json.dumps(messages, ensure_ascii=False)
+    if backend == "mcp-tools":
+        logs = sorted(wire.glob("wire-*.log"))
+        assert logs, "nothing went to the server"
+        sent = [stdio_sent(log) for log in logs]
+        return "\n".join(t + json.dumps(m, ensure_ascii=False) for t, m in sent)
+    return ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(LOCOMO_CASES))
+def test_no_locomo_gold_reaches_any_backend_its_models_or_the_reader(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    backend, mode, params, memory_model, agent_model = LOCOMO_CASES[case]
+    if backend in NEEDS and importlib.util.find_spec(NEEDS[backend]) is None:
+        pytest.skip(f"the {backend} extra is not installed (make install-all)")
+    data = write_json(tmp_path / "locomo.json", [_locomo_sample()])
+    requests = record_model_requests(monkeypatch)
+    log: list[Any] = []
+    opened = registry.open_system
+
+    def recording(settings: Any, scope: str = "") -> Any:
+        return CallRecorder(opened(settings, scope), log)
+
+    for module in (ingest_question_module, qa_stage, retrieval_stage):
+        monkeypatch.setattr(module, "open_system", recording)
+    with ExitStack() as stack:
+        wire = None
+        if backend in {"mcp", "mcp-tools"}:
+            params, wire = _server_params(case, backend, tmp_path, request, stack)
+        overrides: dict[str, Any] = {
+            "run.results_dir": str(tmp_path),
+            "run.id": "leak",
+            "dataset.path": str(data),
+            "memory.backend": backend,
+            "memory.params": params,
+            "ingest.mode": mode,
+            "models.qa": "fake:quote-memory",
+            "models.judge": "none",
+            "run.stages": ["ingest", "retrieval", "answer"],
+        }
+        for role, model in (("memory", memory_model), ("agent", agent_model)):
+            if model is not None:
+                overrides[f"models.{role}"] = model
+        settings = load_settings(None, **overrides)
+        plan = plan_run(settings)
+        _, refs = prepare_questions(plan)
+        assert len(refs) == 5 and len({r.build for r in refs}) == 1
+        memories = set()
+        for ref in refs:
+            outcome = asyncio.run(ingest_question(ref, settings, plan.run_id))
+            memories.add(outcome.memory_id)
+            rows = asyncio.run(evaluate_question(ref, outcome, settings))
+            assert rows and all(row.status != "error" for row in rows), (ref.question_id, rows)
+            answer = asyncio.run(answer_question(ref, outcome.memory_id, settings))
+            assert answer.status == "ok", (ref.question_id, answer.error)
+        assert len(memories) == 1  # the conversation's questions share its memory
+    wire_text = _wire_text(backend, wire) if wire is not None else ""
+
+    calls = {entry["call"] for entry in log}
+    assert "search" in calls or "search_entries" in calls, calls
+    readers = [r for r in requests if r["model"] == "quote-memory"]
+    assert len(readers) == len(refs)  # the reader's own prompts, one per question
+    assert all("Question:" in r["prompt"] or "?" in r["prompt"] for r in readers)
+    if memory_model is not None:
+        assert any(r["model"] == memory_model.removeprefix("fake:") for r in requests)
+    if agent_model is not None:
+        assert any(r["model"] == agent_model.removeprefix("fake:") for r in requests)
+    ours = [r for r in requests if r["model"] != (memory_model or "").removeprefix("fake:")]
+    sources = {
+        "protocol calls": json.dumps(log, ensure_ascii=False),
+        "wire": wire_text,
+        "the reader's and the memory agent's requests": json.dumps(ours, ensure_ascii=False),
+        "the system's own model's requests": json.dumps(requests, ensure_ascii=False),
+    }
+    gold = ["Quillfeather-", "Marrowdusk-", "D1:", "D2:", SAMPLE_ID, "answer_", "has_answer"]
+    gold += ["multi-hop", "open-domain", "single-hop", *(r.question_id for r in refs)]
+    leaked = sorted((where, g) for where, text in sources.items() for g in gold if g in text)
+    # "temporal" and "adversarial" are words of mem0's and Graphiti's own instructions: sought
+    # only in what lme-bench composes (every call, the wire, its own models' prompts).
+    for where in list(sources)[:3]:
+        leaked += [(where, g) for g in COMMON_WORD_CATEGORIES if g in sources[where]]
+    assert leaked == []
+    given = sources["protocol calls"] + sources["wire"]
+    assert "Ada: I adopted a greyhound called Pip." in given  # both speakers, by name
+    assert "Ben: I started violin and clarinet." in given
