@@ -19,7 +19,6 @@ measures what it costs in retrieval quality.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import threading
@@ -27,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lme_bench.common.file_lock import file_lock
 from lme_bench.embeddings.loading import load_model
 
 STATIC_MINILM = "all-MiniLM-L6-v2-static"
@@ -101,8 +101,7 @@ def _table(model_dir: Path) -> Any:
         path = cache_dir() / f"{STATIC_MINILM}-{_source_digest(model_dir)}.npy"
         path.parent.mkdir(parents=True, exist_ok=True)
         # One process distils; the others of a run wait for its file instead of repeating it.
-        with (path.parent / f".{path.name}.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with file_lock(path.parent / f".{path.name}.lock"):
             if not path.is_file():
                 table = distil(model_dir)
                 partial = path.with_name(f".{path.name}.{os.getpid()}.partial")

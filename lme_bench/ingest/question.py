@@ -16,7 +16,7 @@ from lme_bench.backends.registry import backend_class, open_system
 from lme_bench.common.limits import ThreadSafeSlots, provider_limiter
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.dataset.views import make_view
+from lme_bench.dataset.views import QuestionView, make_view
 from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.ingest.as_they_are import TurnEntries, WholeSessions
 from lme_bench.ingest.build_locks import BUILD_LOCKS
@@ -215,9 +215,11 @@ async def ingest_question(
     ref: QuestionRef, settings: Settings, run_id: str, location: MemoryLocation | None = None
 ) -> IngestOutcome:
     """Feed the memory of the question's build every session in date order (creating the
-    memory unless `location` names it); one ingestion at a time per memory (build_locks.py)."""
+    memory unless `location` names it); one ingestion at a time per memory, across processes
+    too (build_locks.py)."""
     title = memory_title(ref.build, run_id, settings.run.results_dir)
-    async with BUILD_LOCKS.held(title), _PreparingTurn() as turn:
+    folder = settings.run.results_dir
+    async with BUILD_LOCKS.held(title, folder), _PreparingTurn() as turn:
         return await _ingest_question(ref, settings, run_id, location, turn)
 
 
@@ -248,20 +250,32 @@ async def _ingest_question(
                 return checkpoints.sessions_done(memory_id)
             return await _items_held(backend, vault_id, memory_id)
 
-        empty = False
+        empty, finished = False, None
+        writer = None
         if "ingest" in settings.stages:
             empty = await held() == 0
             _claim(checkpoints, memory_id, title, empty, settings)
             if empty:  # checkpoints of an emptied memory no longer describe it
                 checkpoints.forget(memory_id)
-            ingestion_id = checkpoints.begin_ingestion(memory_id)
+            writer = _session_writer(settings, system, backend, vault_id, checkpoints, fresh=empty)
+            finished = (
+                None
+                if writer is None
+                else _finished_build(checkpoints, memory_id, writer.mode, view)
+            )
+            if finished is not None:  # another ingestion (or process) built it: reused as it is
+                ingestion_id, sessions = finished
+            else:
+                ingestion_id = checkpoints.begin_ingestion(memory_id)
         else:  # the memory as an earlier run's ingestion left it
             ingestion_id = checkpoints.ingestion_id(memory_id)
-        writer = _session_writer(settings, system, backend, vault_id, checkpoints, fresh=empty)
         turn.done()
-        sessions = []
-        if writer is not None:
-            sessions = await feed_sessions(ref.question_id, view, memory_id, checkpoints, writer)
+        if finished is None:
+            sessions = []
+            if writer is not None:
+                sessions = await feed_sessions(
+                    ref.question_id, view, memory_id, checkpoints, writer
+                )
         entries = await backend.count_entries(memory_id) if backend is not None else 0
         if not sessions and await held() == 0:
             raise MissingMemoryError(
@@ -289,6 +303,23 @@ async def _ingest_question(
         system_usage=usage,
         ingest_health=health,
     )
+
+
+def _finished_build(
+    checkpoints: Checkpoints, memory_id: str, mode: str, view: QuestionView
+) -> tuple[str, list[SessionRecord]] | None:
+    """(ingestion id, session records) when an earlier ingestion finished the build: every
+    session checkpointed done in this mode. Its ingestion id is kept, so the answers and
+    verdicts cached under it stay valid; the records are marked resumed."""
+    ingestion_id = checkpoints.ingestion_id(memory_id)
+    states = checkpoints.states(memory_id, mode)
+    found = [states.get(session.key) for session in view.sessions]
+    if not ingestion_id or not found or any(f is None or f[0] != "done" for f in found):
+        return None
+    records = [record for _, record in filter(None, found)]
+    for record in records:
+        record.resumed = True
+    return ingestion_id, records
 
 
 def _session_writer(
