@@ -8,6 +8,7 @@ window of recent messages, never the whole transcript again, so prompt size grow
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -44,6 +45,31 @@ def build_prompts(memory_prompts: dict[str, Any], mode: str) -> AgentPrompts:
         parts.append(f"# Context prompt\n\n{templates['context_prompt']}")
     version = f"{memory_prompts.get('version', 'unknown')}+{ours}"
     return AgentPrompts("\n\n".join(p.strip() for p in parts if p.strip()), version)
+
+
+_USER_AND_ASSISTANT = re.compile(r"a user\s+and an AI assistant")
+
+
+def _names(speakers: Sequence[str]) -> str:
+    if len(speakers) == 1:
+        return f"{speakers[0]} and another person"
+    return ", ".join(speakers[:-1]) + f" and {speakers[-1]}"
+
+
+def for_speakers(system: str, speakers: Sequence[str]) -> str:
+    """The system message for a session of named people (LoCoMo's two speakers): it names
+    them where our instructions speak of a user and an AI assistant, and says how their
+    messages come. Without names (LongMemEval) the message is `system` unchanged."""
+    if not speakers:
+        return system
+    named = _USER_AND_ASSISTANT.sub(_names(speakers), system)
+    return (
+        f"{named}\n\n# Speakers\n\n"
+        f"This conversation is between {_names(speakers)}, not a user and an AI assistant. Every"
+        " message comes as a user message that starts with its speaker's name. Where these"
+        " instructions speak of the user, read: whichever person is speaking, and say by name"
+        " who said or did what."
+    )
 
 
 def _context_block(context: str | None) -> str:

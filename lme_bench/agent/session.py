@@ -23,7 +23,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 
-from lme_bench.agent.prompts import AgentPrompts, context_only_text
+from lme_bench.agent.prompts import AgentPrompts, context_only_text, for_speakers
 from lme_bench.agent.state import SessionState, next_window, start_state
 from lme_bench.agent.tools import Observed
 from lme_bench.common.stop_signal import check_stopping
@@ -72,7 +72,8 @@ class SessionAgent:
     ) -> None:
         self.model = model
         self.context_model = context_model or model  # for the session-end (context) call
-        self.system = SystemMessage(prompts.system)
+        speakers = list(dict.fromkeys(t.speaker for t in session.turns if t.speaker))
+        self.system = SystemMessage(for_speakers(prompts.system, speakers))
         self.settings = settings
         self.session = session
         self.tools = tools

@@ -100,7 +100,12 @@ class Turn:
     role: str
     """`"user"` or `"assistant"`."""
     content: str
-    """The message text as the dataset has it."""
+    """The message text as the dataset has it (for a named speaker, LoCoMo's, it starts with
+    the name: `"Ada: I adopted a greyhound."`)."""
+    speaker: str | None = None
+    """The speaker's name where the benchmark has named speakers (LoCoMo's two people, whose
+    turns are all `"user"` turns); None where it has none (LongMemEval's user and assistant).
+    A system that keeps who said what may store it; the text carries the name either way."""
 
 
 @dataclass(frozen=True, slots=True)

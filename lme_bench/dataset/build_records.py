@@ -4,7 +4,8 @@ and date, nothing else), `<split>/g/<index>.json` its gold labels.
 
 `scorer_record` joins them into the record the stages read (an `Instance` in shape): the stages
 show a memory system or a reader only its leak-safe view (lme_bench.dataset.views.make_view),
-sessions under opaque keys and the public question, so the gold labels stay scorer-side as
+sessions under opaque keys (each turn with its speaker's name where the benchmark names
+speakers) and the public question, so the gold labels stay scorer-side as
 LongMemEval's do. A question without a date of its own (LoCoMo) is asked on the date of its
 build's last session.
 """
@@ -35,11 +36,14 @@ class BuildQuestion(Instance):
 
 
 @functools.lru_cache(maxsize=16)
-def _build_sessions(shard: str) -> tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]:
-    """(key, date, ((role, content), …)) per session, in date order."""
+def _build_sessions(
+    shard: str,
+) -> tuple[tuple[str, str, tuple[tuple[str, str | None, str], ...]], ...]:
+    """(key, date, ((role, speaker, content), …)) per session, in date order."""
     row = json.loads(Path(shard).read_bytes())
     return tuple(
-        (s["key"], s["date"], tuple((t[1], t[3]) for t in s["turns"])) for s in row["sessions"]
+        (s["key"], s["date"], tuple((t[1], t[2], t[3]) for t in s["turns"]))
+        for s in row["sessions"]
     )
 
 
@@ -77,9 +81,12 @@ def scorer_record(question_id: str, question_type: str, shard: str, build_shard:
         haystack_sessions=[
             [
                 Turn.model_construct(
-                    role=role, content=content, has_answer=f"{key}:{i}" in evidence_turns
+                    role=role,
+                    content=content,
+                    speaker=speaker,
+                    has_answer=f"{key}:{i}" in evidence_turns,
                 )
-                for i, (role, content) in enumerate(turns)
+                for i, (role, speaker, content) in enumerate(turns)
             ]
             for key, _, turns in sessions
         ],

@@ -94,6 +94,7 @@ class Turn(BaseModel):
     # Empty content is accepted, as the official scripts accept it (the files hold noise).
     content: str
     has_answer: bool | None = None
+    speaker: str | None = None  # a named speaker (LoCoMo); LongMemEval's files have none
 
     @field_validator("content")
     @classmethod

@@ -1,7 +1,8 @@
 """Leak-safe views: what a memory system, a memory agent or a QA model may see of a question.
 
-Sessions are keyed by opaque keys (`s000`, `s001`, … in date order), turns keep only role and
-content, and the answer, the evidence session ids and `has_answer` stay on the `Instance`.
+Sessions are keyed by opaque keys (`s000`, `s001`, … in date order), turns keep only role,
+content and a named speaker (LoCoMo's), and the answer, the evidence session ids and
+`has_answer` stay on the `Instance`.
 `SessionKeyMap` is the scorer's way back from a key to the original session.
 """
 
@@ -16,6 +17,7 @@ from lme_bench.dataset.models import Instance
 class TurnView:
     role: str
     content: str
+    speaker: str | None = None  # the speaker's name where the benchmark has named speakers
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +65,7 @@ def make_view(instance: Instance) -> tuple[QuestionView, SessionKeyMap]:
             key=key,
             date=instance.haystack_dates[position],
             turns=tuple(
-                TurnView(role=t.role, content=t.content)
+                TurnView(role=t.role, content=t.content, speaker=t.speaker)
                 for t in instance.haystack_sessions[position]
             ),
         )

@@ -34,7 +34,7 @@ BATCH_ENTRIES = 2_000
 
 
 def protocol_session(session: SessionView) -> Session:
-    turns = tuple(Turn(i, t.role, t.content) for i, t in enumerate(session.turns))
+    turns = tuple(Turn(i, t.role, t.content, t.speaker) for i, t in enumerate(session.turns))
     return Session(key=session.key, date=session.date, turns=turns)
 
 
