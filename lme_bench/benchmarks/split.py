@@ -1,4 +1,4 @@
-"""Preparing a benchmark of shared builds (LoCoMo) for a run: one file per build, and per
+"""Preparing a benchmark of shared builds (LoCoMo, BEAM) for a run: one file per build, and per
 question one file of its public view and, apart from it, one of its gold labels (read back by
 lme_bench.dataset.build_records, the gold by the scorer only).
 
@@ -24,7 +24,7 @@ from lme_bench.dataset.errors import DatasetError
 from lme_bench.dataset.models import parse_date
 from lme_bench.dataset.shards import QuestionRef, Splitter
 
-RUNNABLE = ("longmemeval", "locomo")
+RUNNABLE = ("longmemeval", "locomo", "beam")
 """The benchmarks a run reads."""
 
 

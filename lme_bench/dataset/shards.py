@@ -121,6 +121,20 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def folder_sha256(path: Path) -> str:
+    """A folder's content digest: its files' relative paths and sha256s, in path order
+    (hidden files and folders left out), for a benchmark read from a folder (BEAM)."""
+    digest = hashlib.sha256()
+    root = Path(path)
+    files = (p for p in root.rglob("*") if p.is_file())
+    for file in sorted(files, key=lambda p: p.relative_to(root).as_posix()):
+        relative = file.relative_to(root).as_posix()
+        if any(part.startswith(".") for part in relative.split("/")):
+            continue
+        digest.update(f"{relative}\0{file_sha256(file)}\n".encode())
+    return digest.hexdigest()
+
+
 def _missing_parents(path: Path) -> list[Path]:
     missing = []
     for parent in [path, *path.parents]:
@@ -181,10 +195,10 @@ def prepare_dataset(
     file into a file per question, another benchmark's by `split` (lme_bench.benchmarks.split),
     kept apart under its `kind` (the benchmark's name)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.is_file() and not (split is not None and path.is_dir()):
         raise DatasetError(path, "not a file" if path.exists() else "no such file")
     try:
-        sha = file_sha256(path)
+        sha = folder_sha256(path) if path.is_dir() else file_sha256(path)
     except OSError as exc:
         raise DatasetError(path, f"cannot read it: {exc.strerror or exc}") from None
     folder = Path(cache_root) / (f"{sha[:24]}-{kind}" if split is not None else sha[:24])

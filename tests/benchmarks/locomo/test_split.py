@@ -89,8 +89,6 @@ def test_a_longmemeval_file_splits_as_before(tmp_path: Path) -> None:
     assert all(r.build == r.question_id for r in refs)
 
 
-def test_a_beam_folder_is_refused_by_name(tmp_path: Path) -> None:
-    from lme_bench.dataset.errors import DatasetError
-
-    with pytest.raises(DatasetError, match="runs read longmemeval and locomo files for now"):
-        splitter_for("beam", tmp_path)
+def test_a_beam_folder_is_split_by_name(tmp_path: Path) -> None:
+    split, kind = splitter_for("beam", tmp_path)
+    assert split is not None and kind == "beam"  # tests/benchmarks/beam/test_split.py
