@@ -170,6 +170,13 @@ class JudgeSettings(_Section):
         default=None,
         description="a LongMemEval checkout: judge with its own get_anscheck_prompt (official)",
     )
+    beam_repo: Path | None = Field(
+        default=None,
+        description="a BEAM checkout (mohammadtavakoli78/BEAM): BEAM questions are judged with"
+        " its own rubric prompt (src/prompts.py) and event-equivalence messages"
+        " (src/evaluation/compute_metrics.py), read at run time; needed to judge BEAM with an"
+        " LLM judge",
+    )
     repeats: int = Field(default=1, ge=1, le=10, description="judge each answer N times")
     second_model: str | None = Field(default=None, description="a second judge, for agreement")
     fallback: bool = Field(default=True, description="also score with the no-LLM fallback")

@@ -8,6 +8,7 @@ from typing import Any
 from lme_bench.common.limits import provider_limiter
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
+from lme_bench.judge.beam_stage import judge_beam_question
 from lme_bench.judge.family_requests import judge_request
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.runner import LlmJudge, fallback_row
@@ -48,6 +49,8 @@ async def judge_question(
     swap a judge for one whose model is another (a batch job's reply), per repeat."""
     if hypothesis.status != "ok" or hypothesis.hypothesis is None:
         return []
+    if ref.benchmark == "beam":  # rubric scores by BEAM's own evaluator (judge.beam_stage)
+        return await judge_beam_question(ref, hypothesis, settings)
     if ref.benchmark != "longmemeval":
         return []  # LoCoMo: scored by its official token F1 in the report, not by an LLM judge
     instance = ref.load()

@@ -15,6 +15,9 @@ fake:yes          answers "yes" (a judge that accepts everything)
 fake:unreliable-judge  as match-judge, but for three questions in ten (picked by a hash of the
                   question) replies with nothing, garbage or a refusal, and for one in ten
                   fails the call (judge fault tests)
+fake:rubric-judge a BEAM rubric judge stand-in: replies JSON with a score of 1, 0.5 or 0 picked
+                  by a hash of the prompt; to an equivalence question (a system message
+                  first) "yes" or "no", also by hash
 
 Fakes that script one backend's own prompts live beside that backend's adapter and are looked
 up by name when first used (BACKEND_POLICIES), so this package never imports the backends:
@@ -172,6 +175,15 @@ def yes(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content="yes")
 
 
+def rubric_judge(messages: list[BaseMessage]) -> AIMessage:
+    """A BEAM judge stand-in whose replies depend only on what it is sent (a hash of it)."""
+    pick = zlib.crc32("\n".join(str(m.content) for m in messages).encode())
+    if messages and messages[0].type == "system":
+        return AIMessage(content="yes" if pick % 2 else "no")
+    score = ("1", "0.5", "0")[pick % 3]
+    return AIMessage(content=f'{{"score": {score}, "reason": "scripted"}}')
+
+
 Policy = Callable[[list[BaseMessage]], AIMessage]
 
 POLICIES: dict[str, Policy] = {
@@ -184,6 +196,7 @@ POLICIES: dict[str, Policy] = {
     "match-judge": match_judge,
     "yes": yes,
     "unreliable-judge": unreliable_judge,
+    "rubric-judge": rubric_judge,
 }
 BACKEND_POLICIES: dict[str, str] = {  # name -> "module:attribute", imported on first use
     "kg-note-taker": "lme_bench.backends.mcp_tools_fake_agent:KG_NOTE_TAKER",

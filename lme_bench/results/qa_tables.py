@@ -10,8 +10,8 @@ import pyarrow as pa
 
 from lme_bench.common.row_schema import Int64, row_fields, rows_table, table_schema
 
-SCHEMA_VERSION = "5"  # 2: judges' readable verdicts; 3: retries by cause; 4: capped, timeouts;
-# 5: the memory system's own calls during the answer's searches
+SCHEMA_VERSION = "6"  # 2: judges' readable verdicts; 3: retries by cause; 4: capped, timeouts;
+# 5: the memory system's own calls during the answer's searches; 6: scores' graded `score`
 
 
 @dataclass
@@ -76,6 +76,9 @@ class ScoreRow:
     timeouts: int = 0  # call attempts that timed out, retried or not
     seconds: float = 0.0
     error: str | None = None
+    # a graded official score in [0, 1] where the benchmark gives one (BEAM: the question's
+    # reported figure; `label` is then None); None for yes/no verdicts and older tables
+    score: float | None = None
 
 
 HYPOTHESES_SCHEMA = table_schema("hypotheses", SCHEMA_VERSION, row_fields(HypothesisRow))

@@ -25,6 +25,7 @@ from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.question import ingest_question as ingest_question
 from lme_bench.ingest.question import locate_memories as locate_memories
 from lme_bench.judge.batch_stage import judge_specs
+from lme_bench.judge.beam_stage import check_beam_judging, reads_beam
 from lme_bench.judge.calibration.profile import check_profile
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.stage import judge_question as judge_question
@@ -91,6 +92,8 @@ def plan_run(settings: Settings) -> RunPlan:
     if "judge" in settings.stages:
         judge_prompts(settings.judge)  # a bad prompt folder or official checkout: a ConfigError
         check_profile(settings)  # a judge profile of another judge: a ConfigError naming both
+        if reads_beam(settings.dataset.benchmark, settings.dataset.path or bundled_sample()):
+            check_beam_judging(settings)  # no [judge] beam_repo, or batch judging: a ConfigError
         if settings.judge.batch:
             judge_specs(settings)  # a judge without a batch API: a ConfigError
     if "answer" in settings.stages and settings.qa.batch:
