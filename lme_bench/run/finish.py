@@ -17,6 +17,7 @@ from lme_bench.judge.calibration.successor import manifest_record, successor_rec
 from lme_bench.judge.family_requests import judge_request_shapes
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
+from lme_bench.report.beam import beam_report
 from lme_bench.report.locomo import locomo_report
 from lme_bench.report.run_report import RunReport, headline, run_markdown, write_report
 from lme_bench.results.batch_jobs import answered_in_batch, manifest_entries, read_jobs
@@ -139,16 +140,20 @@ def write_run(
         write_parquet(run_dir / "hypotheses.parquet", hypotheses_table(run_id, results.hypotheses))
     if results.scores is not None:
         hypotheses = results.hypotheses or []
-        ingested = {o.question_id for o in results.outcomes}
+        ingested = {o.question_id for o in results.outcomes}  # a build's first question
+        built = {r.build for r in refs if r.question_id in ingested}
+        ingested = {r.question_id for r in refs if r.build in built}  # every question of it
         attribute_all(results.scores, hypotheses, ingested, empty_memories)
         write_parquet(run_dir / "scores.parquet", scores_table(run_id, results.scores))
+        rubric = {r.question_id for r in refs if r.benchmark == "beam"}  # own section, below
         types = {r.question_id: r.question_type for r in refs}
         prompts = _judge_prompt_source(settings)
-        summary["qa"] = qa_summary(results.scores, hypotheses, types, prompts)
+        verdicts = [s for s in results.scores if s.question_id not in rubric]
+        summary["qa"] = qa_summary(verdicts, hypotheses, types, prompts)
         profiled = _judge_profile(settings, summary["qa"])
         if profiled is not None:
             summary["qa"]["judge_profile"] = profiled
-        export_official(run_dir, hypotheses, results.scores)  # named after the actual judge
+        export_official(run_dir, hypotheses, verdicts)  # named after the actual judge
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
     system = system_usage(results.outcomes, settings)
     if system is not None:
@@ -181,6 +186,12 @@ def write_run(
             answers = read_hypotheses(run_dir / "hypotheses.parquet")
         depth = settings.qa.top_ke
         summary["locomo"], section = locomo_report(run_dir, refs, retrieval, answers, depth)
+        markdown += section
+    if any(r.benchmark == "beam" for r in refs):  # BEAM's rubric scores per ability
+        answers = results.hypotheses or read_hypotheses(run_dir / "hypotheses.parquet")
+        judged = results.scores or read_scores(run_dir / "scores.parquet")
+        judges = [j for j in (settings.models.judge, settings.judge.second_model) if j]
+        summary["beam"], section = beam_report(run_dir, refs, answers, judged, judges)
         markdown += section
     if "report" in settings.stages:
         hypotheses_read = (

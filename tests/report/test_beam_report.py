@@ -1,0 +1,58 @@
+"""The BEAM section's counts: failed and missing judgings, undefined (NaN) scores, no judge."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from lme_bench.benchmarks.split import splitter_for
+from lme_bench.dataset.shards import QuestionRef, prepare_dataset
+from lme_bench.report.beam import NO_JUDGE, beam_report
+from lme_bench.results.qa_tables import ScoreRow
+from tests.benchmarks.beam.samples import write_chat, write_questions
+
+
+def _refs(tmp_path: Path) -> list[QuestionRef]:
+    write_chat(tmp_path)
+    write_questions(tmp_path)
+    split, kind = splitter_for(None, tmp_path / "chats")
+    return prepare_dataset(tmp_path / "chats", tmp_path / "cache", split, kind).questions
+
+
+def _row(ref: QuestionRef, score: float | None, status: str = "ok") -> ScoreRow:
+    return ScoreRow(
+        ref.question_id, ref.question_type, False, "j", "llm", 0, "beam-official", "p", "",
+        None, True, '{"unreadable_items": 1}', status, "", score=score,
+    )  # fmt: skip
+
+
+def test_failed_and_missing_judgings_are_counted_and_left_out_of_the_means(
+    tmp_path: Path,
+) -> None:
+    refs = _refs(tmp_path)
+    extraction = [r for r in refs if r.question_type == "information_extraction"]
+    ordering = next(r for r in refs if r.question_type == "event_ordering")
+    abstention = next(r for r in refs if r.question_type == "abstention")
+    rows = [
+        _row(extraction[0], 1.0),
+        _row(extraction[1], None, "error"),
+        _row(ordering, math.nan),
+        _row(abstention, 0.5),
+    ]
+    figures, markdown = beam_report(tmp_path, refs, [], rows, ["j"])
+    judged = figures["judges"]["j"]
+    assert (judged["judged"], judged["failed"], judged["not_judged"]) == (3, 1, 1)
+    assert judged["undefined_scores"] == 1 and judged["unreadable_items"] == 3
+    abilities = judged["abilities"]
+    assert abilities["information_extraction"] == {"questions": 2, "judged": 1, "score": 1.0}
+    assert abilities["event_ordering"]["score"] is None  # NaN, as the official mean gives
+    assert abilities["instruction_following"] == {"questions": 1, "judged": 0, "score": None}
+    assert judged["mean_over_abilities"] is None
+    assert figures["exports"] == []  # no answers to export
+    assert "1 judgings failed, 1 not judged" in markdown
+
+
+def test_without_an_llm_judge_there_is_no_beam_score(tmp_path: Path) -> None:
+    figures, markdown = beam_report(tmp_path, _refs(tmp_path), [], [], [])
+    assert figures["judge"] is None and figures["judges"] == {} and figures["note"] == NO_JUDGE
+    assert NO_JUDGE in markdown
