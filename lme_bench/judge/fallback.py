@@ -46,12 +46,18 @@ class FallbackVerdict:
 
 
 def fallback_verdict(
-    question_id: str, question_type: str, answer: str, hypothesis: str
+    question_id: str,
+    question_type: str,
+    answer: str,
+    hypothesis: str,
+    abstains: bool | None = None,
 ) -> FallbackVerdict:
+    """`abstains`: whether the right response says the answer is not there; None: the
+    official test, `_abs` in the id (another benchmark's questions say it themselves)."""
     if question_type == "single-session-preference":
         return FallbackVerdict("ungradable", None, "the no-LLM fallback cannot grade rubrics")
     said = normalize(hypothesis)
-    if is_abstention_id(question_id):
+    if is_abstention_id(question_id) if abstains is None else abstains:
         label = any(normalize(p) in said for p in _ABSTAINS)
         return FallbackVerdict("ok", label, "abstains" if label else "answers")
     gold = normalize(answer)

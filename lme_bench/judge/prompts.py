@@ -9,7 +9,10 @@ Three sources, named in every score row and summary:
 - `official`: the official `get_anscheck_prompt` from a LongMemEval checkout,
   `[judge] official_repo` (lme_bench.judge.official).
 Prompts are chosen as the official script chooses them: by question type, with `_abs` anywhere
-in the id choosing the abstention prompt.
+in the id choosing the abstention prompt. A benchmark without LongMemEval's types (LoCoMo,
+lme_bench.judge.locomo_stage) takes the set's `generic` prompt, the criterion for types without
+their own: `default.txt` of a folder; of the official script, which has no prompt for a type it
+does not know, the criterion its single-session and multi-session types share.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from lme_bench.judge.official import OfficialScript, load_official_script
 FIELDS = ("{question}", "{answer}", "{response}")
 ABSTENTION = "abstention"
 DEFAULT = "default"
+GENERIC_TYPE = "single-session-user"
+"""A type the official script grades by its generic criterion ("does the response contain the
+correct answer"), as it does single-session-assistant and multi-session."""
 OFFICIAL = "official"
 Source = Literal["lme-bench", "custom", "official"]
 DESCRIPTIONS: dict[str, str] = {
@@ -58,10 +64,16 @@ class PromptSet:
     version: str  # "official", "lme-bench-judge-v2", or a custom folder's VERSION
     source: Source
     choices: dict[tuple[str, bool], JudgePrompt]  # (question type, abstention) -> prompt
+    generic: JudgePrompt  # the criterion for types without their own (named "default")
     script_sha256: str | None = None  # official: the sha256 of evaluate_qa.py
 
     def for_question(self, question_id: str, question_type: str) -> JudgePrompt:
         return self.choices[(question_type, is_abstention_id(question_id))]
+
+    @property
+    def abstention(self) -> JudgePrompt:
+        """The prompt for a question that cannot be answered."""
+        return self.choices[(GENERIC_TYPE, True)]
 
     @property
     def hashes(self) -> dict[str, str]:
@@ -120,7 +132,9 @@ def load_prompt_set(folder: Path | None = None, official_repo: Path | None = Non
             for t in QUESTION_TYPES
             for abstention in (False, True)
         }
-        return PromptSet(OFFICIAL, "official", choices, script.sha256)
+        plain = _official_prompt(script, GENERIC_TYPE, False)
+        generic = JudgePrompt(DEFAULT, plain.sha256, plain.build)
+        return PromptSet(OFFICIAL, "official", choices, generic, script.sha256)
     source: Source = "lme-bench" if folder is None else "custom"
     version, prompts = _folder_prompts(Path(folder) if folder else bundled_prompts_dir())
     choices = {
@@ -128,7 +142,7 @@ def load_prompt_set(folder: Path | None = None, official_repo: Path | None = Non
         for t in QUESTION_TYPES
         for abstention in (False, True)
     }
-    return PromptSet(version, source, choices)
+    return PromptSet(version, source, choices, prompts[DEFAULT])
 
 
 @functools.lru_cache(maxsize=8)

@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage
 from lme_bench.common.limits import Limiter
 from lme_bench.common.secrets import redact_secrets
 from lme_bench.judge.fallback import FALLBACK_JUDGE, fallback_verdict
-from lme_bench.judge.prompts import PromptSet
+from lme_bench.judge.prompts import JudgePrompt, PromptSet
 from lme_bench.judge.verdict import read_verdict
 from lme_bench.providers.calls import CallAccount, ChatCall, CountedModel, set_call_columns, text_of
 from lme_bench.providers.retry import RetryPolicy
@@ -43,10 +43,14 @@ class LlmJudge:
         answer: str,
         hypothesis: str,
         repeat: int,
+        prompt: JudgePrompt | None = None,
     ) -> ScoreRow:
         """A verdict by the official rule; a call that fails after its retries is a row with
-        status "error" and no label (an infrastructure error: the question is redone)."""
-        prompt = self.prompts.for_question(question_id, question_type)
+        status "error" and no label (an infrastructure error: the question is redone).
+        `prompt`: one of the set's, chosen by the caller (another benchmark's question), else
+        the one the official script chooses for the question's type and id."""
+        if prompt is None:
+            prompt = self.prompts.for_question(question_id, question_type)
         account = CallAccount()
         counted = CountedModel(self.model, self.policy, account, self.limiter)
         started = time.perf_counter()
@@ -91,9 +95,17 @@ class LlmJudge:
 
 
 def fallback_row(
-    *, question_id: str, question_type: str, is_abstention: bool, answer: str, hypothesis: str
+    *,
+    question_id: str,
+    question_type: str,
+    is_abstention: bool,
+    answer: str,
+    hypothesis: str,
+    abstains: bool | None = None,
 ) -> ScoreRow:
-    verdict = fallback_verdict(question_id, question_type, answer, hypothesis)
+    """`abstains`: whether the right response says the answer is not there (None: the
+    official test, `_abs` in the id)."""
+    verdict = fallback_verdict(question_id, question_type, answer, hypothesis, abstains)
     return ScoreRow(
         question_id=question_id,
         question_type=question_type,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from lme_bench.common.limits import provider_limiter
@@ -10,7 +11,8 @@ from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.beam_stage import judge_beam_question
 from lme_bench.judge.family_requests import judge_request
-from lme_bench.judge.prompts import judge_prompts
+from lme_bench.judge.locomo_stage import LOCOMO, locomo_input
+from lme_bench.judge.prompts import JudgePrompt, judge_prompts
 from lme_bench.judge.runner import LlmJudge, fallback_row
 from lme_bench.providers.calls import ChatCall
 from lme_bench.providers.factory import ModelSpec, parse_model, retry_policy
@@ -49,11 +51,41 @@ async def judge_question(
     swap a judge for one whose model is another (a batch job's reply), per repeat."""
     if hypothesis.status != "ok" or hypothesis.hypothesis is None:
         return []
+    if ref.benchmark == LOCOMO:  # beside its official F1, not instead (judge.locomo_stage)
+        instance = ref.load()
+        given = locomo_input(judge_prompts(settings.judge), ref.question_type, instance.answer)
+        verdict = ToJudge(instance.question, given.answer, hypothesis.hypothesis, given.prompt)
+        return await _judge_rows(ref, verdict, settings, stand_in, abstains=given.abstains)
     if ref.benchmark == "beam":  # rubric scores by BEAM's own evaluator (judge.beam_stage)
         return await judge_beam_question(ref, hypothesis, settings)
     if ref.benchmark != "longmemeval":
-        return []  # LoCoMo: scored by its official token F1 in the report, not by an LLM judge
+        return []  # scored by its official metric in the report, not by an LLM judge
     instance = ref.load()
+    verdict = ToJudge(instance.question, instance.answer, hypothesis.hypothesis)
+    return await _judge_rows(ref, verdict, settings, stand_in)
+
+
+@dataclass(frozen=True, slots=True)
+class ToJudge:
+    """What the judges are given for one question: the question, the correct answer's field
+    (a gold answer, or an explanation of why there is none), the response, and the prompt
+    (None: the one the official script chooses for the question's type and id)."""
+
+    question: str
+    answer: str
+    hypothesis: str
+    prompt: JudgePrompt | None = None
+
+
+async def _judge_rows(
+    ref: QuestionRef,
+    given: ToJudge,
+    settings: Settings,
+    stand_in: Callable[[LlmJudge, int], LlmJudge] | None,
+    abstains: bool | None = None,
+) -> list[ScoreRow]:
+    """Every configured judge, every repeat, plus the fallback (`abstains`: its rule for
+    whether the right response says the answer is not there; None: `_abs` in the id)."""
     common: dict[str, Any] = {
         "question_id": ref.question_id,
         "question_type": ref.question_type,
@@ -66,14 +98,17 @@ async def judge_question(
             rows.append(
                 await used.judge(
                     **common,
-                    question=instance.question,
-                    answer=instance.answer,
-                    hypothesis=hypothesis.hypothesis,
+                    question=given.question,
+                    answer=given.answer,
+                    hypothesis=given.hypothesis,
                     repeat=repeat,
+                    prompt=given.prompt,
                 )
             )
     if settings.judge.fallback or not rows:
         rows.append(
-            fallback_row(**common, answer=instance.answer, hypothesis=hypothesis.hypothesis)
+            fallback_row(
+                **common, answer=given.answer, hypothesis=given.hypothesis, abstains=abstains
+            )
         )
     return rows

@@ -89,6 +89,15 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
     raise ValueError(f"no cache key for stage {stage!r}")
 
 
+def _locomo_judging(ref: QuestionRef, settings: Settings) -> dict[str, str]:
+    """The prompt a LoCoMo question is judged with and what stands for its correct answer
+    (lme_bench.judge.locomo_stage): a change to either judges it again."""
+    from lme_bench.judge.locomo_stage import prompt_mapping
+    from lme_bench.judge.prompts import judge_prompts
+
+    return prompt_mapping(judge_prompts(settings.judge))[ref.question_type]
+
+
 def memory_scope(settings: Settings, run_id: str) -> str:
     """The run part of memory titles: the run id, or with a shared cache one name per
     ingestion settings, so every run with those settings finds the same memories."""
@@ -128,10 +137,13 @@ def stage_key(
     # An ingestion is of the question's build: keyed by the build's content where questions
     # share one (so any of them finds it), by the question's for LongMemEval (a build each).
     shared_build = stage == "ingest" and bool(ref.build_sha256)
+    stage_settings = _stage_settings(stage, settings)
+    if stage == "judge" and ref.benchmark == "locomo":  # its categories' prompts and answers
+        stage_settings["locomo"] = _locomo_judging(ref, settings)
     parts = {
         "stage": stage,
         "question": ref.build_sha256 if shared_build else ref.content_sha256,
-        "settings": _stage_settings(stage, settings),
+        "settings": stage_settings,
         "code": [CACHE_FORMAT, stage_code_digest(stage)],
         "scope": scope if settings.cache.scope == "run" else memory_identity(settings),
         "upstream": upstream_digest(upstream) if upstream is not None else None,

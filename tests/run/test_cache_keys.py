@@ -263,3 +263,44 @@ def test_an_ingestion_shared_by_questions_is_keyed_by_its_build(tmp_path: Path) 
     assert len(answers) == 2  # the questions' own stages stay apart
     own = cache_keys.stage_key("ingest", REF, settings, "run-1", LOCATION)
     assert own is not None and own.startswith("ingest-q1-")  # LongMemEval: the question's own
+
+
+def test_a_locomo_questions_judge_key_holds_its_prompt_choice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lme_bench.judge import locomo_stage
+
+    settings = _settings(tmp_path)
+    questions = {
+        category: replace(
+            REF,
+            question_id=f"conv-7-q{i}",
+            question_type=category,
+            build_id="conv-7",
+            build_sha256="cd" * 32,
+            benchmark="locomo",
+        )
+        for i, category in enumerate(("single-hop", "adversarial"))
+    }
+
+    def keys() -> dict[str, str | None]:
+        found = {
+            c: cache_keys.stage_key("judge", r, settings, "run-1", _hypothesis())
+            for c, r in questions.items()
+        }
+        return found | {"longmemeval": _key("judge", settings)}
+
+    before = keys()
+    monkeypatch.setattr(locomo_stage, "NO_ANSWER_EXPLANATION", "Nothing in the talk says.")
+    explained = keys()
+    assert explained["adversarial"] != before["adversarial"]
+    assert {k: v for k, v in explained.items() if k != "adversarial"} == {
+        k: v for k, v in before.items() if k != "adversarial"
+    }
+    chosen = locomo_stage.criterion
+    monkeypatch.setattr(  # single-hop judged by the abstention prompt instead
+        locomo_stage, "criterion", lambda c: "abstention" if c == "single-hop" else chosen(c)
+    )
+    rechosen = keys()
+    assert rechosen["single-hop"] != explained["single-hop"]
+    assert rechosen["longmemeval"] == before["longmemeval"]  # LongMemEval's keys are unchanged
