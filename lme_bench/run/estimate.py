@@ -29,6 +29,8 @@ from lme_bench.config.settings import Settings
 from lme_bench.dataset.models import QUESTION_TYPES, Instance
 from lme_bench.dataset.views import session_key
 from lme_bench.ingest.fingerprint import writes_with_own_tools
+from lme_bench.judge.locomo_stage import CATEGORIES as LOCOMO_CATEGORIES
+from lme_bench.judge.locomo_stage import locomo_input
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.providers.factory import parse_model
 from lme_bench.qa.reader import load_qa_prompts
@@ -248,9 +250,12 @@ def estimate_run(
             elif step == "answer":
                 _add(stage, _answer_calls(instance, settings), fake)
             elif prompts is not None and instance.question_type in QUESTION_TYPES:
-                # a question of another benchmark (LoCoMo) is scored without an LLM judge
                 prompt = prompts.for_question(instance.question_id, instance.question_type)
                 text = prompt.render(instance.question, instance.answer, hypothesis)
+                _add(stage, [((text,), "judge")] * settings.judge.repeats, fake)
+            elif prompts is not None and instance.question_type in LOCOMO_CATEGORIES:
+                given = locomo_input(prompts, instance.question_type, instance.answer)
+                text = given.prompt.render(instance.question, given.answer, hypothesis)
                 _add(stage, [((text,), "judge")] * settings.judge.repeats, fake)
     found = Estimate(count, latency_s, assumptions=ASSUMPTIONS, builds=len(ingested))
     for step, stage, _ in plan:

@@ -114,3 +114,26 @@ def test_a_build_asked_by_several_questions_is_ingested_once(tmp_path: Path) -> 
     assert not one_each.shares_builds and one_each.builds == 3
     assert shared.shares_builds and shared.builds == 1 and shared.questions == 3
     assert shared.stages[0].calls == first_only < one_each.stages[0].calls
+
+
+def test_locomo_questions_count_their_judge_calls(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from lme_bench.qa.stage import unanswered_row
+    from tests.benchmarks.locomo.samples import listed_sample, write_json
+
+    data = write_json(tmp_path / "locomo.json", [listed_sample("conv-7")])
+    settings = load_settings(
+        Path("configs/full-fake.toml"),
+        **{"run.results_dir": str(tmp_path), "dataset.path": str(data), "judge.repeats": 2},
+    )
+    _, refs = prepare_questions(plan_run(settings), limit=None)
+    answer, judge = estimate_run([r.load() for r in refs], settings).stages
+    said = [replace(unanswered_row(r, settings), hypothesis="I don't know.") for r in refs]
+    scores = [
+        s
+        for r, h in zip(refs, said, strict=True)
+        for s in asyncio.run(judge_question(r, h, settings))
+    ]
+    assert {r.benchmark for r in refs} == {"locomo"} and answer.calls == 5
+    assert judge.calls == sum(s.llm_calls for s in scores if s.judge_kind == "llm") == 10
