@@ -84,10 +84,10 @@ def _parser() -> argparse.ArgumentParser:
     dataset_commands = dataset.add_subparsers(dest="dataset_command", required=True)
     fetch = dataset_commands.add_parser(
         "download",
-        help="fetch an official file (LongMemEval's cleaned release, LoCoMo's data/locomo10.zip),"
-        " verified by sha256",
+        help="fetch an official file (LongMemEval's cleaned release, LoCoMo's data/locomo10.zip,"
+        " BEAM's chats of one tier), verified by sha256",
     )
-    fetch.add_argument("variant", choices=("oracle", "s", "m", "locomo"))
+    fetch.add_argument("variant", choices=("oracle", "s", "m", "locomo", "beam-100k", "beam-500k"))
     fetch.add_argument("--to", type=Path, default=Path("data"), help="folder (default: data)")
 
     memory = commands.add_parser("memory", help="the embedded memory store")
@@ -413,9 +413,17 @@ def _estimate(args: argparse.Namespace) -> int:
 
 def _download(args: argparse.Namespace) -> int:
     from lme_bench.dataset.download import DownloadError, download
+    from lme_bench.dataset.download_beam import TIERS, download_beam, tier_files
     from lme_bench.dataset.download_locomo import download_locomo
 
     try:
+        if args.variant in TIERS:
+            done = download_beam(args.variant, args.to)
+            print(
+                f"{done.path}: {len(tier_files(args.variant))} files, each verified against the"
+                f" sha256 lme-bench pins; run it with --dataset {done.path}"
+            )
+            return 0
         done = (
             download_locomo(args.to)
             if args.variant == "locomo"
