@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
+from collections.abc import Sequence
 from typing import cast
 from uuid import UUID
 
@@ -23,29 +24,46 @@ from lme_bench.report.ui_markdown import (
     retrieval_table,
 )
 from lme_bench.results.summary import not_applicable
+from lme_bench.run.progress import progress_text
 
 
 class Progress:
-    """A progress artifact: the share of questions done. Updates go out from a background
-    thread, at most once a second and only the latest, so a slow API never holds up the
-    flow's scheduling; `close` sends the final one and waits for it."""
+    """A progress artifact: the share of questions done, its words counting builds ingested
+    apart from questions where questions share builds (lme_bench.run.progress.progress_text).
+    Updates go out from a background thread, at most once a second and only the latest, so a
+    slow API never holds up the flow's scheduling; `close` sends the final one and waits."""
 
-    def __init__(self, total: int, every_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        total: int,
+        every_s: float = 1.0,
+        *,
+        builds: int | None = None,
+        stages: Sequence[str] = (),
+    ) -> None:
         self.total = max(total, 1)
         self.every_s = every_s
+        self.builds, self.stages = builds, list(stages)
+        self.stage_done: dict[str, int] = dict.fromkeys(self.stages, 0)
+        self._changed = threading.Condition()
         created = create_progress_artifact(
-            0.0, key="question-progress", description=f"0 of {total} questions done"
+            0.0, key="question-progress", description=self._text(0, 0, 0)
         )
         self._id = cast(UUID, created)  # a UUID when called from a sync flow
         self._latest: tuple[int, int, int] | None = None
         self._closed = False
-        self._changed = threading.Condition()
         # run in this context: the settings that name the run's Prefect API go with it
         context = contextvars.copy_context()
         self._sender = threading.Thread(
             target=context.run, args=(self._send_loop,), name="progress", daemon=True
         )
         self._sender.start()
+
+    def stage_finished(self, stage: str) -> None:
+        """One more ingestion (of a build) or one more question's other stage done."""
+        with self._changed:
+            if stage in self.stage_done:
+                self.stage_done[stage] += 1
 
     def update(self, done: int, failed: int, reused: int = 0) -> None:
         with self._changed:
@@ -71,9 +89,15 @@ class Progress:
             with self._changed:  # the pause between updates; `close` cuts it short
                 self._changed.wait_for(lambda: self._closed, timeout=self.every_s)
 
+    def _text(self, done: int, failed: int, reused: int) -> str:
+        with self._changed:
+            counts = dict(self.stage_done)
+        return progress_text(
+            self.total, done, failed, reused, builds=self.builds, stage_done=counts
+        )
+
     def _send(self, done: int, failed: int, reused: int) -> None:
-        text = f"{done} of {self.total} questions done" + (f", {failed} failed" if failed else "")
-        text += f" ({reused} stage results from the cache)" if reused else ""
+        text = self._text(done, failed, reused)
         try:
             update_progress_artifact(self._id, 100.0 * done / self.total, description=text)
         except Exception as exc:  # progress is a courtesy: it never fails the run

@@ -135,8 +135,8 @@ def _run_questions(
     # made once: each with_options() has Prefect read the function's source again
     reingest = by_stage["ingest"].with_options(refresh_cache=True)
     upstream_name = {"ingest": "location", "judge": "hypothesis"}
-    progress = artifacts.Progress(len(refs))
     stages = [s for s in ("ingest", "retrieval", "answer", "judge") if s in settings.stages]
+    progress = artifacts.Progress(len(refs), builds=collector.builds, stages=stages)
     agent = settings.models.agent if settings.ingest.mode != "raw" else None
     terminal = RunProgress(
         len(refs), stages, settings.prices, agent_model=agent, builds=collector.builds
@@ -201,6 +201,7 @@ def _run_questions(
             held_back.extend(job for job in follow if isinstance(job, batched))
             follow = [job for job in follow if not isinstance(job, batched)]
         terminal.record(done.job.stage, done.value)
+        progress.stage_finished(done.job.stage)
         terminal.update(collector.questions_done, len(collector.failed))
         progress.update(collector.questions_done, len(collector.failed), sum(reused.values()))
         return follow

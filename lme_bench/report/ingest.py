@@ -27,6 +27,14 @@ def _per_turn(totals: dict[str, Any]) -> str:
     return "" if value is None else f" ({value:.2f} per turn)"
 
 
+def _ingested(totals: dict[str, Any]) -> str:
+    """What was ingested: questions, or memory builds where questions share them."""
+    if "builds" in totals:
+        builds = totals["builds"]
+        return f"{count(builds)} memory build{'' if builds == 1 else 's'}"
+    return f"{count(totals['questions'])} questions"
+
+
 def totals_markdown(totals: dict[str, Any]) -> str:
     agent = (
         f"the memory agent made {count(totals['llm_calls'])} model calls{_per_turn(totals)}, "
@@ -39,7 +47,7 @@ def totals_markdown(totals: dict[str, Any]) -> str:
         [
             f"## Ingestion: {words(totals['modes'], MODES)}",
             "",
-            f"{count(totals['questions'])} questions, {count(totals['sessions'])} sessions, "
+            f"{_ingested(totals)}, {count(totals['sessions'])} sessions, "
             f"{count(totals['turns'])} turns in {seconds(totals.get('seconds'))}; {agent}"
             f"calls to the memory system: {counted(totals['memory_calls'])}; "
             f"{count(totals['sessions_not_ok'])} sessions not ingested, "

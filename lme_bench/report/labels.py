@@ -14,6 +14,7 @@ LABELS = {
     # ingestion totals (summary["ingestion"])
     "modes": "ingestion mode",
     "questions": "questions",
+    "builds": "memory builds",
     "sessions": "sessions",
     "turns": "turns",
     "llm_calls": "memory agent model calls",

@@ -23,9 +23,11 @@ def ingest_table(run_id: str, records: Sequence[SessionRecord]) -> pa.Table:
     return rows_table(run_id, records, INGEST_SCHEMA)
 
 
-def ingest_totals(records: Sequence[SessionRecord]) -> dict[str, Any]:
-    """Totals and per-question / per-turn means, for the summary and the manifest."""
-    questions = len({r.question_id for r in records})
+def ingest_totals(records: Sequence[SessionRecord], shared_builds: bool = False) -> dict[str, Any]:
+    """Totals and per-turn means, for the summary and the manifest. Ingestions are counted as
+    `questions`, or as `builds` when the run's questions share memory builds (a build's
+    sessions are recorded once, under its first question)."""
+    ingested = len({r.question_id for r in records})
     turns = sum(r.turns for r in records)
     llm_calls = sum(r.llm_calls for r in records)
     tool_calls: Counter[str] = Counter()
@@ -37,7 +39,7 @@ def ingest_totals(records: Sequence[SessionRecord]) -> dict[str, Any]:
         unusable.update(record.unusable_tool_calls)
     return {
         "modes": sorted({r.mode for r in records}),
-        "questions": questions,
+        ("builds" if shared_builds else "questions"): ingested,
         "sessions": len(records),
         "turns": turns,
         "llm_calls": llm_calls,

@@ -129,7 +129,8 @@ def write_run(
         write_parquet(run_dir / "ingest.parquet", ingest_table(run_id, records))
     sessions = records or read_ingest(run_dir / "ingest.parquet")  # this run's, or recorded
     summary = summarize_retrieval(retrieval)
-    summary["ingestion"] = ingest_totals(records)
+    shared_builds = any(r.build != r.question_id for r in refs)
+    summary["ingestion"] = ingest_totals(records, shared_builds)
     checked = {o.question_id: o.ingest_health for o in results.outcomes}
     summary["memory_health"] = memory_health(question_health(sessions, checked))
     empty_memories = frozenset(summary["memory_health"]["question_ids"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
 from lme_bench.config.settings import PriceSettings
@@ -37,6 +37,43 @@ def _calls(stage: str, value: Any) -> int:
     if stage == "judge":
         return sum(r.llm_calls for r in value)
     return 0
+
+
+_DONE_VERBS = {
+    "ingest": "ingested",
+    "retrieval": "searched",
+    "answer": "answered",
+    "judge": "judged",
+}
+
+
+def progress_text(
+    questions: int,
+    done: int,
+    failed: int = 0,
+    reused: int = 0,
+    *,
+    builds: int | None = None,
+    stage_done: Mapping[str, int] | None = None,
+) -> str:
+    """The progress artifact's words. A run whose questions share memory builds counts builds
+    ingested apart from questions answered and judged ("builds ingested 3/10, questions
+    answered 120/1,986, judged 96/1,986"); one where each question is its own build (a
+    LongMemEval run) says only how many questions are done, its builds being its questions."""
+    if builds is None or builds == questions or stage_done is None:
+        text = f"{done} of {questions} questions done"
+    else:
+        parts, noun = [], "questions "
+        for stage, count in stage_done.items():
+            verb = _DONE_VERBS.get(stage, stage)
+            if stage == "ingest":
+                parts.append(f"builds {verb} {count:,}/{builds:,}")
+            else:
+                parts.append(f"{noun}{verb} {count:,}/{questions:,}")
+                noun = ""
+        text = ", ".join(parts)
+    text += f", {failed} failed" if failed else ""
+    return text + (f" ({reused} stage results from the cache)" if reused else "")
 
 
 def _clock(seconds: float) -> str:
