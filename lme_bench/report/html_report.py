@@ -34,6 +34,8 @@ from lme_bench.report.labels import (
     small_sample,
     words,
 )
+from lme_bench.report.locomo import official_words as locomo_words
+from lme_bench.report.locomo import table as locomo_table
 from lme_bench.report.qa import INTERVALS_NOTE
 from lme_bench.report.summary import (
     SHOWN_METRICS,
@@ -176,6 +178,15 @@ def _qa_section(qa: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _locomo_section(figures: dict[str, Any]) -> str:
+    """LoCoMo's official F1 first, the LLM judge's accuracy beside it as not official."""
+    header, rows = locomo_table(figures)
+    cells = [[escape(c) for c in row] for row in rows]
+    return f"<h2>LoCoMo</h2><p>{escape(locomo_words(figures)).replace('`', '')}</p>" + _table(
+        header, cells
+    )
+
+
 def _chart(summary: dict[str, Any], primary: str | None) -> str:
     if primary is not None:
         judge = summary["qa"]["judges"][primary]
@@ -185,6 +196,8 @@ def _chart(summary: dict[str, Any], primary: str | None) -> str:
         ]
         small = any(small_sample(b.n) for b in bars)
         note = " (small samples: few questions a type)" if small else ""
+        if summary.get("locomo"):
+            note += " (LLM judge, not the official LoCoMo metric)"
         return bars_svg(f"QA accuracy per question type ({primary}), 95% intervals{note}", bars)
     by_type = summary["session"]["by_type"]
     bars = [Bar(t, g.get("recall_any@5"), None, g["n"]) for t, g in by_type.items()]
@@ -332,6 +345,7 @@ def render_report(
         banner,
         _about(summary, views, primary),
         _chart(summary, primary),
+        _locomo_section(summary["locomo"]) if summary.get("locomo") else "",
         _qa_section(summary["qa"]) if summary.get("qa") else "",
         _retrieval_section(summary),
         _cost_section(summary),

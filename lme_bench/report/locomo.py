@@ -2,7 +2,9 @@
 task_eval/evaluation.py aggregates them (lme_bench.benchmarks.locomo.scoring), the evidence
 recall of the retrieval stage's ranking (its first `[qa] top_ke` turns), and the answers
 exported in the official format (`locomo_predictions.json`, answers only, no retrieved context;
-lme_bench.benchmarks.locomo.export) into the run folder.
+lme_bench.benchmarks.locomo.export) into the run folder. Beside F1, labelled as not the
+official metric, the first LLM judge's accuracy per category and overall (its verdicts by
+lme_bench.judge.locomo_stage's prompt mapping).
 
 The gold labels come from the split's scorer-side files (lme_bench.dataset.build_records); a
 question's evidence is compared with its turn ranking as the build's turns (`s001:1`).
@@ -23,10 +25,15 @@ from lme_bench.benchmarks.locomo.records import Gold as LocomoGold
 from lme_bench.benchmarks.locomo.scoring import aggregate, score_question
 from lme_bench.dataset.build_records import gold_of
 from lme_bench.dataset.shards import QuestionRef
+from lme_bench.judge.locomo_stage import NO_ANSWER_EXPLANATION, NOT_OFFICIAL, prompt_mapping
+from lme_bench.report.labels import count, percent
+from lme_bench.results.qa_records import AccuracyRecord, QaReport
+from lme_bench.results.qa_scores import UNKNOWN_PROMPTS
 from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 
 PREDICTIONS_NAME = "locomo_predictions.json"
+NOT_OFFICIAL_SHORT = "not official"
 
 
 def _native(ref: QuestionRef) -> tuple[LocomoGold, LocomoGold]:
@@ -48,15 +55,47 @@ def _as_turn(official_id: str) -> str:
     return f"{session.rpartition('_')[2]}:{int(number) - 1}"
 
 
+def _accuracy(record: AccuracyRecord) -> dict[str, Any]:
+    return {k: record[k] for k in ("accuracy", "correct", "n", "ci95")}
+
+
+def judge_figures(qa: QaReport | None) -> dict[str, Any] | None:
+    """The first LLM judge's accuracy per LoCoMo category and overall, labelled as not the
+    official metric, with its prompts and their mapping (lme_bench.judge.locomo_stage); None
+    when no LLM judge gave verdicts."""
+    judges = qa["judges"] if qa is not None else {}
+    found = [(n, j) for n, j in judges.items() if j["kind"] == "llm"]
+    if not found:
+        return None
+    name, judge = found[0]
+    prompts = judge.get("prompts", UNKNOWN_PROMPTS)
+    return {
+        "label": NOT_OFFICIAL,
+        "judge": name,
+        "prompts": f"{judge['prompt_version']} ({prompts['description']})",
+        "prompt_source": prompts["source"],
+        "mapping": prompt_mapping(),
+        "categories": {
+            c: _accuracy(judge["per_type"][c])
+            for c in CATEGORY_NAMES.values()
+            if c in judge["per_type"]
+        },
+        "overall": _accuracy(judge["overall"]),
+        "not_judged": judge["not_judged"],
+    }
+
+
 def locomo_report(
     run_dir: Path,
     refs: Sequence[QuestionRef],
     retrieval: Sequence[RetrievalRow],
     hypotheses: Sequence[HypothesisRow] | None,
     depth: int,
+    qa: QaReport | None = None,
 ) -> tuple[dict[str, Any], str]:
     """The run's LoCoMo figures (for summary.json) and their summary.md section, evidence
-    recall over the first `depth` turns of each ranking; with answers, writes the
+    recall over the first `depth` turns of each ranking, beside them the LLM judge's accuracy
+    from the run's QA summary `qa` (not the official metric); with answers, writes the
     official-format predictions into `run_dir`."""
     ranked = {
         r.question_id: r.ranked_ids[:depth]
@@ -101,6 +140,7 @@ def locomo_report(
             for c, s in scores.categories.items()
         },
     }
+    figures["llm_judge"] = judge_figures(qa)
     if predictions and len(predictions) == len(refs):
         chosen = [
             Sample(
@@ -119,29 +159,88 @@ def _cell(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _markdown(figures: dict[str, Any]) -> str:
-    lines = [
-        "",
-        "## LoCoMo",
-        "",
+def _judge_cell(judged: dict[str, Any] | None, category: str | None) -> str:
+    if judged is None:
+        return "-"
+    row = judged["overall"] if category is None else judged["categories"].get(category)
+    if row is None:
+        return "-"
+    return f"{percent(row['accuracy'])} ({count(row['correct'])}/{count(row['n'])})"
+
+
+def _judge_words(judged: dict[str, Any] | None) -> str:
+    if judged is None:
+        return " No LLM judge gave verdicts on these questions in this run."
+    return (
+        f" LLM judge accuracy ({judged['label']}): the verdicts of {judged['judge']} with the"
+        f" prompts {judged['prompts']}; categories 1-4 by its generic criterion (does the"
+        " response contain the gold answer, an open-domain one up to its first `;`), category"
+        " 5 (adversarial) by its abstention prompt with the explanation"
+        f' "{NO_ANSWER_EXPLANATION}", never the adversarial answer; a reply without "yes" is'
+        " wrong. It grades what an answer means, where F1 counts shared words: the two can"
+        " differ."
+    )
+
+
+def official_words(figures: dict[str, Any]) -> str:
+    """What the figures are: the official metric, evidence recall, the LLM judge beside them."""
+    return (
         "Official metric: token F1 by category as task_eval/evaluation.py scores and aggregates"
         " it (category 1 multi-answer F1, category 3 gold cut at `;`, category 5 right when the"
         " answer says the information is not there); evidence recall: the share of each"
         f" question's evidence dialog ids among the first {figures['evidence_depth']} turns of"
         " the retrieval stage's ranking (as many as the reader is shown a search, [qa] top_ke)."
-        " No LLM judge scores LoCoMo questions.",
-        "",
-        f"| category | questions | F1 | evidence recall @{figures['evidence_depth']} |",
-        "|---|---:|---:|---:|",
-    ]
-    for name, row in figures["categories"].items():
-        lines.append(
-            f"| {name} | {row['count']} | {_cell(row['f1'])} | {_cell(row['evidence_recall'])} |"
-        )
-    lines.append(
-        f"| overall | {figures['questions']} | {_cell(figures['overall_f1'])}"
-        f" | {_cell(figures['evidence_recall'])} |"
+        + _judge_words(figures.get("llm_judge"))
     )
+
+
+def table(figures: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of the figures' table, per category and overall."""
+    judged = figures.get("llm_judge")
+    header = [
+        "category",
+        "questions",
+        "F1 (official)",
+        f"evidence recall @{figures['evidence_depth']}",
+        f"LLM judge accuracy ({NOT_OFFICIAL_SHORT})",
+    ]
+    rows = [
+        [
+            name,
+            str(row["count"]),
+            _cell(row["f1"]),
+            _cell(row["evidence_recall"]),
+            _judge_cell(judged, name),
+        ]
+        for name, row in figures["categories"].items()
+    ]
+    rows.append(
+        [
+            "overall",
+            str(figures["questions"]),
+            _cell(figures["overall_f1"]),
+            _cell(figures["evidence_recall"]),
+            _judge_cell(judged, None),
+        ]
+    )
+    return header, rows
+
+
+def _markdown(figures: dict[str, Any]) -> str:
+    judged = figures.get("llm_judge")
+    header, rows = table(figures)
+    lines = [
+        "",
+        "## LoCoMo",
+        "",
+        official_words(figures),
+        "",
+        "| " + " | ".join(header) + " |",
+        "|---|" + "---:|" * (len(header) - 1),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+    if judged is not None and judged["not_judged"]:
+        lines += ["", f"{judged['not_judged']} question(s) have no verdict and are left out."]
     if "predictions" in figures:
         lines += ["", f"Predictions in the official format: `{figures['predictions']}`."]
     return "\n".join(lines) + "\n"

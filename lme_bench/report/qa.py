@@ -4,6 +4,8 @@ intervals (flagged on small samples, left out where they carry no spread)."""
 from __future__ import annotations
 
 from lme_bench.dataset.models import QUESTION_TYPES
+from lme_bench.judge.locomo_stage import CATEGORIES as LOCOMO_CATEGORIES
+from lme_bench.judge.locomo_stage import NOT_OFFICIAL
 from lme_bench.providers.calls import calls_text
 from lme_bench.report.judge_profile import successor_markdown
 from lme_bench.report.labels import attribution, count, interval_text, percent
@@ -85,6 +87,13 @@ def qa_markdown(summary: QaReport) -> str:
         'without "yes" is a wrong answer; each question is judged once (repeat 0).',
         "",
     ]
+    judged = {t for judge in summary["judges"].values() for t in judge["per_type"]}
+    if judged & LOCOMO_CATEGORIES:
+        lines += [
+            f"LoCoMo categories: {NOT_OFFICIAL} (its official figure is token F1, in the LoCoMo"
+            " section); the rule above is how a verdict is read.",
+            "",
+        ]
     profiled = summary.get("judge_profile")
     for name, judge in summary["judges"].items():
         lines += _judge_table(name, judge)

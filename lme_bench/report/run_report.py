@@ -36,16 +36,27 @@ class RunReport:
 
 def headline(summary: dict[str, Any]) -> str:
     """One line of the run's leading figures: QA by the first LLM judge (official rule) and
-    session-level retrieval (official average)."""
+    session-level retrieval (official average); a LoCoMo run leads with its official F1, its
+    LLM judge's accuracy named as not the official metric."""
     parts = []
+    locomo = summary.get("locomo")
+    if locomo is not None and locomo.get("overall_f1") is not None:
+        parts.append(f"LoCoMo F1 {locomo['overall_f1']:.3f} (official metric)")
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
     overall = primary["overall"] if primary else None
     if overall and overall["accuracy"] is not None:
-        parts.append(
-            f"QA overall {percent(overall['accuracy'])} "
-            f"({count(overall['correct'])}/{count(overall['n'])})"
-            + successor_words(summary["qa"].get("judge_profile"))
-        )
+        counts = f"{count(overall['correct'])}/{count(overall['n'])}"
+        if locomo is not None and primary is not None:
+            judged = "LLM-judge" if primary["kind"] == "llm" else "no-LLM fallback"
+            parts.append(
+                f"{judged} accuracy {percent(overall['accuracy'])} ({counts}; not the"
+                " official LoCoMo metric)"
+            )
+        else:
+            parts.append(
+                f"QA overall {percent(overall['accuracy'])} ({counts})"
+                + successor_words(summary["qa"].get("judge_profile"))
+            )
     session = summary.get("session", {}).get("overall", {})
     if session.get("n"):
         parts.append(f"session recall_all@5 {session['recall_all@5']:.3f} (n={session['n']})")

@@ -186,7 +186,8 @@ def write_run(
         if answers is None and (run_dir / "hypotheses.parquet").exists():
             answers = read_hypotheses(run_dir / "hypotheses.parquet")
         depth = settings.qa.top_ke
-        summary["locomo"], section = locomo_report(run_dir, refs, retrieval, answers, depth)
+        qa = summary.get("qa")  # an LLM judge's accuracy beside F1, labelled not official
+        summary["locomo"], section = locomo_report(run_dir, refs, retrieval, answers, depth, qa)
         markdown += section
     if any(r.benchmark == "beam" for r in refs):  # BEAM's rubric scores per ability
         answers = results.hypotheses or read_hypotheses(run_dir / "hypotheses.parquet")

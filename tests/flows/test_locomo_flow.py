@@ -1,6 +1,7 @@
 """The flow on a LoCoMo file (a sample written for the tests): each conversation is ingested
-once, every question answered from its memory with the stand-in reader, and the report holds
-LoCoMo's own figures and the official-format predictions."""
+once, every question answered from its memory with the stand-in reader and judged by the
+stand-in judge, and the report holds LoCoMo's own figures, the LLM judge's accuracy beside them
+(labelled as not official) and the official-format predictions."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from lme_bench_flows.longmemeval import longmemeval
 from prefect.testing.utilities import prefect_test_harness
 
+from lme_bench.report.run_report import headline
 from lme_bench.run.request import RunRequest
 from tests.benchmarks.locomo.samples import listed_sample, write_json
 
@@ -57,7 +59,41 @@ def test_a_locomo_run_ingests_each_conversation_once_and_reports_f1(
         "single-hop",
         "adversarial",
     }
-    assert "## LoCoMo" in (run_dir / "summary.md").read_text()
+    markdown = (run_dir / "summary.md").read_text()
+    assert "## LoCoMo" in markdown
+    # an LLM judge's verdict per question, beside F1 and labelled as not the official metric
+    scores = pq.read_table(run_dir / "scores.parquet").to_pylist()
+    verdicts = {
+        s["question_id"]: s for s in scores if s["judge"] == "fake:match-judge" and not s["repeat"]
+    }
+    assert len(verdicts) == 10 and all(v["label"] is not None for v in verdicts.values())
+    prompts = {(v["question_type"], v["prompt_name"]) for v in verdicts.values()}
+    assert prompts == {
+        ("multi-hop", "default"),
+        ("temporal", "default"),
+        ("open-domain", "default"),
+        ("single-hop", "default"),
+        ("adversarial", "abstention"),
+    }
+    judged = locomo["llm_judge"]
+    assert judged["label"] == "LLM judge, not the official LoCoMo metric"
+    assert judged["judge"] == "fake:match-judge" and judged["prompt_source"] == "lme-bench"
+    correct = sum(bool(v["label"]) for v in verdicts.values())
+    assert judged["overall"]["correct"] == correct and judged["overall"]["n"] == 10
+    for category, row in judged["categories"].items():
+        mine = [v["label"] for v in verdicts.values() if v["question_type"] == category]
+        assert (row["correct"], row["n"]) == (sum(mine), len(mine))
+    shown = f"{100 * correct / 10:.1f}% ({correct}/10)"
+    section = markdown.split("## LoCoMo", 1)[1].splitlines()
+    overall_line = next(line for line in section if line.startswith("| overall |"))
+    assert overall_line.endswith(f"| {shown} |")
+    assert "LLM judge accuracy (not official)" in markdown
+    assert "No LLM judge scores LoCoMo questions" not in markdown
+    line = headline(summary)  # the run's last line: F1 leads as the official figure
+    assert line.startswith(f"LoCoMo F1 {locomo['overall_f1']:.3f} (official metric); ")
+    assert f"LLM-judge accuracy {shown[:-1]}; not the official LoCoMo metric)" in line
+    html = (run_dir / "report.html").read_text()
+    assert "<h2>LoCoMo</h2>" in html and "F1 (official)" in html
     exported = json.loads((run_dir / "locomo_predictions.json").read_text())
     assert [s["sample_id"] for s in exported] == ["conv-7", "conv-8"]
     assert all("prediction" in item for s in exported for item in s["qa"])

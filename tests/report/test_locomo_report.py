@@ -9,7 +9,9 @@ from pathlib import Path
 from lme_bench.benchmarks.split import splitter_for
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
 from lme_bench.report.locomo import PREDICTIONS_NAME, locomo_report
-from lme_bench.results.qa_tables import HypothesisRow
+from lme_bench.results.qa_records import PromptSource
+from lme_bench.results.qa_scores import qa_summary
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 from tests.benchmarks.locomo.samples import listed_sample, write_json
 
@@ -82,3 +84,50 @@ def test_evidence_recall_counts_the_first_turns_only(tmp_path: Path) -> None:
     figures, _ = locomo_report(tmp_path, refs, rows, None, 1)
     assert figures["categories"]["multi-hop"]["evidence_recall"] == 0.0  # D2:2 is second
     assert figures["evidence_depth"] == 1
+
+
+def _verdict(ref: QuestionRef, judge: str, label: bool) -> ScoreRow:
+    kind = "fallback" if judge.startswith("fallback:") else "llm"
+    return ScoreRow(
+        ref.question_id, ref.question_type, ref.is_abstention, judge, kind, 0, "v2",
+        "default", "", label, True, "yes" if label else "no", "ok", "",
+    )  # fmt: skip
+
+
+def test_the_llm_judge_accuracy_stands_beside_f1_as_not_official(tmp_path: Path) -> None:
+    refs = _refs(tmp_path)
+    right = {"conv-7-q0", "conv-7-q1", "conv-7-q4"}
+    scores = [
+        *(_verdict(r, "lab:judge", r.question_id in right) for r in refs),
+        *(_verdict(r, "fallback:normalized-match", True) for r in refs),  # never the one shown
+    ]
+    types = {r.question_id: r.question_type for r in refs}
+    prompts: PromptSource = {"source": "lme-bench", "description": "ours", "script_sha256": None}
+    qa = qa_summary(scores, [_answer(r) for r in refs], types, prompts)
+    figures, section = locomo_report(tmp_path, refs, [], [_answer(r) for r in refs], 10, qa)
+    judged = figures["llm_judge"]
+    assert judged["label"] == "LLM judge, not the official LoCoMo metric"
+    assert (judged["judge"], judged["prompt_source"]) == ("lab:judge", "lme-bench")
+    assert (judged["overall"]["correct"], judged["overall"]["n"]) == (3, 5)
+    assert [(c, row["correct"]) for c, row in judged["categories"].items()] == [
+        ("multi-hop", 1),
+        ("temporal", 1),
+        ("open-domain", 0),
+        ("single-hop", 0),
+        ("adversarial", 1),
+    ]
+    assert judged["mapping"]["adversarial"]["prompt"] == "abstention"
+    assert "| F1 (official) |" in section and "| LLM judge accuracy (not official) |" in section
+    assert section.count("| 100.0% (1/1) |") == 3 and "| 60.0% (3/5) |" in section
+    assert "LLM judge, not the official LoCoMo metric" in section
+
+
+def test_without_an_llm_judge_the_column_is_empty_and_says_so(tmp_path: Path) -> None:
+    refs = _refs(tmp_path)
+    fallback_only = [_verdict(r, "fallback:normalized-match", True) for r in refs]
+    types = {r.question_id: r.question_type for r in refs}
+    qa = qa_summary(fallback_only, [_answer(r) for r in refs], types)
+    figures, section = locomo_report(tmp_path, refs, [], [_answer(r) for r in refs], 10, qa)
+    assert figures["llm_judge"] is None
+    assert "No LLM judge gave verdicts" in section
+    assert f"| overall | 5 | {figures['overall_f1']:.3f} | - | - |" in section
