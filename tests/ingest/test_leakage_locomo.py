@@ -1,7 +1,8 @@
 """No LoCoMo gold label reaches the embedded memory or its searches: a LoCoMo file is ingested,
-searched and answered through the harness's own steps, and neither the stored memory nor any
-argument handed to the memory system holds an answer, an adversarial answer, an evidence
-dialog id, a category, a question id or an evidence mark."""
+searched, answered and judged through the harness's own steps (judging, which reads the gold,
+calls no memory system), and neither the stored memory nor any argument handed to the memory
+system holds an answer, an adversarial answer, an evidence dialog id, a category, a question id
+or an evidence mark."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from lme_bench.run.steps import (
     answer_question,
     evaluate_question,
     ingest_question,
+    judge_question,
     plan_run,
     prepare_questions,
 )
@@ -87,12 +89,21 @@ def test_no_locomo_gold_reaches_the_memory(tmp_path: Path, monkeypatch: pytest.M
     plan = plan_run(settings)
     _, refs = prepare_questions(plan)
     assert len(refs) == 10 and len({r.build for r in refs}) == 2
+    answered = []
     for ref in refs:
         outcome = asyncio.run(ingest_question(ref, settings, plan.run_id))
         asyncio.run(evaluate_question(ref, outcome, settings))
         row = asyncio.run(answer_question(ref, outcome.memory_id, settings))
         assert row.status == "ok"
         assert not any(g in (row.hypothesis or "") for g in GOLD)  # the reader saw none
+        answered.append(row)
+    before_judging = len(handed)
+    judged = settings.model_copy(
+        update={"models": settings.models.model_copy(update={"judge": "fake:match-judge"})}
+    )
+    for ref, row in zip(refs, answered, strict=True):  # the gold reaches the judge only
+        assert asyncio.run(judge_question(ref, row, judged))
+    assert len(handed) == before_judging  # judging never calls the memory system
 
     db = sqlite3.connect(memory_path(settings))
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
