@@ -41,9 +41,15 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lme-bench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    run = commands.add_parser("run", help="run the LongMemEval benchmark flow")
+    run = commands.add_parser(
+        "run", help="run a benchmark (LongMemEval, LoCoMo, BEAM …) through the flow"
+    )
     run.add_argument("config", type=Path, help="TOML run config, e.g. configs/default.toml")
-    run.add_argument("--dataset", type=Path, help="LongMemEval JSON (default: from the config)")
+    run.add_argument(
+        "--dataset",
+        type=Path,
+        help="a benchmark file (LongMemEval, LoCoMo, BEAM …; default: from the config)",
+    )
     run.add_argument("--run-id", help="run id (reuse one to rerun into the same folder)")
     run.add_argument("--results-dir", type=Path, help="folder that holds run folders")
     run.add_argument("--questions", type=_id_list, help="only these question ids: ID,ID,…")
@@ -73,7 +79,11 @@ def _parser() -> argparse.ArgumentParser:
         "estimate", help="model calls, tokens, cost and wall time of a run, calling no model"
     )
     estimate.add_argument("config", type=Path, help="TOML run config")
-    estimate.add_argument("--dataset", type=Path, help="LongMemEval JSON (default: the config's)")
+    estimate.add_argument(
+        "--dataset",
+        type=Path,
+        help="a benchmark file (LongMemEval, LoCoMo, BEAM …; default: the config's)",
+    )
     estimate.add_argument("--questions", type=_id_list, help="only these question ids")
     estimate.add_argument("--limit", type=_positive, help="only the first N questions")
     estimate.add_argument(
@@ -394,6 +404,7 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
 
 
 def _estimate(args: argparse.Namespace) -> int:
+    from lme_bench.benchmarks.split import splitter_for
     from lme_bench.dataset.shards import prepare_dataset, select_questions
     from lme_bench.report.estimate import estimate_markdown
     from lme_bench.run.estimate import estimate_run
@@ -404,7 +415,8 @@ def _estimate(args: argparse.Namespace) -> int:
     settings = RunRequest(config=str(args.config), dataset=dataset).settings()
     path = settings.dataset.path or bundled_sample()
     cache = settings.dataset.cache_dir or settings.run.results_dir / ".cache" / "datasets"
-    refs = select_questions(prepare_dataset(path, cache), args.questions, args.limit)
+    split, kind = splitter_for(settings.dataset.benchmark, path)  # as a run splits the file
+    refs = select_questions(prepare_dataset(path, cache, split, kind), args.questions, args.limit)
     builds = [r.build for r in refs]
     found = estimate_run((r.load() for r in refs), settings, args.latency, builds)
     print(estimate_markdown(found), end="")

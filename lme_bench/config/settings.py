@@ -108,7 +108,10 @@ class IngestSettings(_Section):
 
 
 class DatasetSettings(_Section):
-    path: Path | None = Field(default=None, description="LongMemEval JSON; default: the sample")
+    path: Path | None = Field(
+        default=None,
+        description="a benchmark file (LongMemEval, LoCoMo, BEAM …); default: the sample",
+    )
     benchmark: str | None = Field(
         default=None,
         description="longmemeval, locomo, beam, a name registered under the lme_bench.benchmarks"

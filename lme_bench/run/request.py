@@ -17,7 +17,9 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     config: str = Field(default="configs/default.toml", description="TOML run config")
-    dataset: str | None = Field(default=None, description="LongMemEval JSON file")
+    dataset: str | None = Field(
+        default=None, description="a benchmark file (LongMemEval, LoCoMo, BEAM …)"
+    )
     run_id: str | None = Field(
         default=None, description="reuse a run id to continue or rerun it; default: a new one"
     )
