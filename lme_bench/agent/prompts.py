@@ -65,7 +65,7 @@ def for_speakers(system: str, speakers: Sequence[str]) -> str:
     named = _USER_AND_ASSISTANT.sub(_names(speakers), system)
     return (
         f"{named}\n\n# Speakers\n\n"
-        f"This conversation is between {_names(speakers)}, not a user and an AI assistant. Every"
+        f"This conversation is between {_names(speakers)}; none of them is an AI assistant. Every"
         " message comes as a user message that starts with its speaker's name. Where these"
         " instructions speak of the user, read: whichever person is speaking, and say by name"
         " who said or did what."

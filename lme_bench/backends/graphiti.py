@@ -2,10 +2,11 @@
 
 Each memory is a Graphiti group (`group_id` from the scope and title) kept in its own Kuzu
 database under `env.data_dir/graphiti/`, so questions run side by side never share a database
-file. A session becomes one episode named by the session key, its turns as "role: text" lines,
-dated by the session date. Graphiti extracts entities and facts (edges) with the memory model
-(`[models] memory`); a search returns facts, and each fact's episodes give back the session key
-and date. Graphiti calls the model through `env.chat_model` and embeds with `env.embedder()`.
+file. A session becomes one episode named by the session key, its turns as "role: text" lines
+(a named speaker's, LoCoMo's, as "name: text"), dated by the session date. Graphiti extracts
+entities and facts (edges) with the memory model (`[models] memory`); a search returns facts,
+and each fact's episodes give back the session key and date. Graphiti calls the model through
+`env.chat_model` and embeds with `env.embedder()`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from lme_bench.backends.protocol import (
     Capability,
     Hit,
     Session,
+    Turn,
     Usage,
 )
 from lme_bench.config.settings import ConfigError
@@ -101,9 +103,19 @@ def session_time(date: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def _line(turn: Turn) -> str:
+    """A turn as "actor: text": the speaker's name where the benchmark names speakers (LoCoMo's
+    text starts with it already), else the role."""
+    if turn.speaker is None:
+        return f"{turn.role}: {turn.content}"
+    said = turn.content.startswith(f"{turn.speaker}:")
+    return turn.content if said else f"{turn.speaker}: {turn.content}"
+
+
 def session_text(session: Session) -> str:
-    """The session's non-empty turns, one "role: text" line each (Graphiti's message format)."""
-    return "\n".join(f"{t.role}: {t.content}" for t in session.turns if t.content.strip())
+    """The session's non-empty turns, one "actor: text" line each (Graphiti's message format):
+    Graphiti takes the actor for the speaker, so two named people are not both "user"."""
+    return "\n".join(_line(t) for t in session.turns if t.content.strip())
 
 
 class KuzuGraphDriver(KuzuDriver):

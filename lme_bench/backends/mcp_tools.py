@@ -87,8 +87,16 @@ def server_settings(params: McpToolsParams, memory_id: str, data_dir: Path) -> M
     )
 
 
+def _line(turn: Turn) -> str:
+    """ "role: text", or for a named speaker (LoCoMo's text starts with the name) the text."""
+    if turn.speaker is None:
+        return f"{turn.role}: {turn.content}"
+    said = turn.content.startswith(f"{turn.speaker}:")
+    return turn.content if said else f"{turn.speaker}: {turn.content}"
+
+
 def session_text(turns: list[Turn]) -> str:
-    return "\n".join(f"{turn.role}: {turn.content}" for turn in turns)
+    return "\n".join(_line(turn) for turn in turns)
 
 
 def ingest_calls(

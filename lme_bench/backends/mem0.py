@@ -142,7 +142,12 @@ def _chunks(turns: list[Turn], size: int) -> Iterator[list[Turn]]:
 
 
 def _message(turn: Turn) -> dict[str, str]:
-    return {"role": "assistant" if turn.role == "assistant" else "user", "content": turn.content}
+    """mem0's message; a named speaker goes in `name` (mem0 keeps it as the stored turn's
+    `actor_id` when it does not infer; its extraction reads the name from the text)."""
+    message = {"role": "assistant" if turn.role == "assistant" else "user", "content": turn.content}
+    if turn.speaker is not None:
+        message["name"] = turn.speaker
+    return message
 
 
 def _hit(found: dict[str, Any]) -> Hit:

@@ -275,3 +275,9 @@ def test_no_locomo_gold_reaches_any_backend_its_models_or_the_reader(
     given = sources["protocol calls"] + sources["wire"]
     assert "Ada: I adopted a greyhound called Pip." in given  # both speakers, by name
     assert "Ben: I started violin and clarinet." in given
+    sent = [entry["args"] for entry in log if entry["call"] == "ingest_session"]
+    assert not sent or all("'speaker': 'Ada'" in args for args in sent)  # and as Turn.speaker
+    for agent in (r["prompt"] for r in requests if r["model"] == (agent_model or "")[5:]):
+        assert "between Ada and Ben" in agent and "a user and an AI assistant" not in agent
+    if backend == "graphiti":  # episodes of "Ada: …" lines, not "user: Ada: …"
+        assert "user: Ada:" not in sources["the system's own model's requests"]

@@ -10,6 +10,7 @@ import pytest
 
 from lme_bench.agent.prompts import _ours, for_speakers
 from lme_bench.agent.tool_prompts import tool_prompts
+from lme_bench.backends.mcp_tools import session_text
 from lme_bench.backends.protocol import Turn
 from lme_bench.benchmarks.split import splitter_for
 from lme_bench.dataset.shards import prepare_dataset
@@ -52,5 +53,12 @@ def test_longmemeval_turns_have_no_speaker(tmp_path: Path) -> None:
 def test_the_memory_agent_is_told_who_speaks(system: str) -> None:
     assert for_speakers(system, []) == system  # LongMemEval's: byte for byte
     named = for_speakers(system, ["Ada", "Ben"])
-    assert "a user and an AI assistant" not in named.replace("not a user and an AI assistant", "")
+    assert "a user and an AI assistant" not in named
     assert "between Ada and Ben" in named and "starts with its speaker's name" in named
+
+
+def test_a_session_text_names_the_speaker_once() -> None:
+    locomo = [Turn(0, "user", "Ada: Hi.", "Ada"), Turn(1, "user", "Hello.", "Ben")]
+    assert session_text(locomo) == "Ada: Hi.\nBen: Hello."
+    longmemeval = [Turn(0, "user", "Hi."), Turn(1, "assistant", "Hello.")]
+    assert session_text(longmemeval) == "user: Hi.\nassistant: Hello."
