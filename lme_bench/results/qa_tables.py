@@ -76,9 +76,8 @@ class ScoreRow:
     timeouts: int = 0  # call attempts that timed out, retried or not
     seconds: float = 0.0
     error: str | None = None
-    # a graded official score in [0, 1] where the benchmark gives one (BEAM: the question's
-    # reported figure; `label` is then None); None for yes/no verdicts and older tables
-    score: float | None = None
+    # None for yes/no verdicts and in tables before schema 6
+    score: float | None = None  # a graded official score in [0, 1] (BEAM's); label is then None
 
 
 HYPOTHESES_SCHEMA = table_schema("hypotheses", SCHEMA_VERSION, row_fields(HypothesisRow))
