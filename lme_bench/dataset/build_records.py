@@ -29,6 +29,8 @@ class BuildQuestion(Instance):
     labels (a LoCoMo adversarial question), not from its id."""
 
     abstains: bool = False
+    rubric: tuple[str, ...] = ()
+    """The items a rubric-judged benchmark's judge scores the answer by (BEAM; scorer side)."""
 
     @property
     def is_abstention(self) -> bool:
@@ -92,4 +94,5 @@ def scorer_record(question_id: str, question_type: str, shard: str, build_shard:
         ],
         answer_session_ids=[key for key, _, _ in sessions if key in evidence_sessions],
         abstains=gold["abstention"],
+        rubric=tuple((gold.get("native") or {}).get("rubric") or ()),
     )

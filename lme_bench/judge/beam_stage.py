@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.beam.scoring import EVENT_ORDERING
 from lme_bench.benchmarks.beam.stored import stored_beam_gold
 from lme_bench.benchmarks.builtin.beam import Beam
 from lme_bench.common.limits import provider_limiter
@@ -65,6 +67,14 @@ def beam_prompts(settings: Settings) -> BeamPrompts:
     return _prompts(Path(settings.judge.beam_repo).expanduser().resolve())
 
 
+def optional_beam_prompts(settings: Settings) -> BeamPrompts | None:
+    """`beam_prompts`, or None when `[judge] beam_repo` is unset or unusable (the estimate)."""
+    try:
+        return beam_prompts(settings)
+    except ConfigError:
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class NamedBeamJudge:
     name: str
@@ -103,6 +113,24 @@ def reads_beam(benchmark: str | None, path: Path) -> bool:
     if benchmark:
         return benchmark == Beam.name
     return Beam().detect(path)
+
+
+def estimated_calls(
+    ability: str, rubric: Sequence[str], response: str, prompts: BeamPrompts | None
+) -> list[tuple[tuple[str, ...], str]]:
+    """The judge calls a BEAM question takes, for the cost estimate: (prompt parts, "rubric")
+    per rubric item, and for event ordering one equivalence question per item (an answer that
+    lists the reference order; a differing order asks more). Without the checkout's prompts, the
+    item and the response stand in for the prompt."""
+    calls: list[tuple[tuple[str, ...], str]] = [
+        ((prompts.rubric_prompt(item, response) if prompts else f"{item}\n{response}",), "rubric")
+        for item in rubric
+    ]
+    if ability == EVENT_ORDERING:
+        for item in rubric:
+            messages = prompts.equivalence(item, item) if prompts else [("user", item + item)]
+            calls.append((tuple(text for _, text in messages), "judge"))
+    return calls
 
 
 def evaluation_record(result: BeamQuestionResult) -> dict[str, Any]:

@@ -26,9 +26,11 @@ from lme_bench.agent.prompts import (
 )
 from lme_bench.agent.tool_prompts import tool_observe_text, tool_prompts, tool_session_end_text
 from lme_bench.config.settings import Settings
+from lme_bench.dataset.build_records import BuildQuestion
 from lme_bench.dataset.models import QUESTION_TYPES, Instance
 from lme_bench.dataset.views import session_key
 from lme_bench.ingest.fingerprint import writes_with_own_tools
+from lme_bench.judge.beam_stage import estimated_calls, optional_beam_prompts
 from lme_bench.judge.locomo_stage import CATEGORIES as LOCOMO_CATEGORIES
 from lme_bench.judge.locomo_stage import locomo_input
 from lme_bench.judge.prompts import judge_prompts
@@ -41,8 +43,9 @@ CONTEXT_CHARS = 2_000  # the agent's context document, while a run has not writt
 HYPOTHESIS_CHARS = 300  # an answer
 ENTRY_SUMMARY_CHARS = 300  # an entry the memory agent writes
 # Output tokens of a call, stated: a tool call with an entry summary, a context document, an
-# answer, a query plan, a verdict ("yes" / "no").
+# answer, a query plan, a verdict ("yes" / "no"), a BEAM rubric score (JSON with its reason).
 OUTPUT_CHARS = {"observe": 240, "context": CONTEXT_CHARS, "answer": 320, "plan": 160, "judge": 3}
+OUTPUT_CHARS["rubric"] = 200
 Call = tuple[tuple[str, ...], str]  # (the prompt's text in parts, kind of output)
 
 
@@ -257,6 +260,10 @@ def estimate_run(
                 given = locomo_input(prompts, instance.question_type, instance.answer)
                 text = given.prompt.render(instance.question, given.answer, hypothesis)
                 _add(stage, [((text,), "judge")] * settings.judge.repeats, fake)
+            elif prompts is not None and isinstance(instance, BuildQuestion) and instance.rubric:
+                beam = optional_beam_prompts(settings)  # BEAM: rubric items, event ordering
+                calls = estimated_calls(instance.question_type, instance.rubric, hypothesis, beam)
+                _add(stage, calls * settings.judge.repeats, fake)
     found = Estimate(count, latency_s, assumptions=ASSUMPTIONS, builds=len(ingested))
     for step, stage, _ in plan:
         _finish(stage, settings, latency_s, step)

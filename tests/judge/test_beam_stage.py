@@ -122,3 +122,19 @@ def test_scores_tables_before_the_score_column_still_read(tmp_path: Path) -> Non
     pq.write_table(old, tmp_path / "scores.parquet")
     (read,) = read_scores(tmp_path / "scores.parquet")
     assert read.score is None and read.label is True
+
+
+def test_the_estimate_counts_a_call_per_rubric_item_and_the_ordering_questions(
+    tmp_path: Path,
+) -> None:
+    from lme_bench.run.estimate import estimate_run
+
+    chats, refs = _beam(tmp_path)
+    checkout = write_checkout(tmp_path)
+    settings = _settings(tmp_path, chats, **{"judge.beam_repo": str(checkout), "judge.repeats": 2})
+    golds = [stored_beam_gold(r.shard) for r in refs]
+    items = sum(len(g.rubric) for g in golds)
+    ordering = sum(len(g.rubric) for g in golds if g.ability == "event_ordering")
+    found = estimate_run((r.load() for r in refs), settings, builds=[r.build for r in refs])
+    (judge,) = [s for s in found.stages if s.stage == "judge"]
+    assert judge.calls == 2 * (items + ordering)
