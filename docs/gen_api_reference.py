@@ -1,9 +1,11 @@
 """The plug-in API reference page, written from the docstrings of the memory-system protocol
-(lme_bench/backends/protocol.py) and the conformance suite, so it cannot drift from them.
+(lme_bench/backends/protocol.py), the conformance suite and the benchmark protocol
+(lme_bench/benchmarks/protocol.py), so it cannot drift from them.
 
 Fields and enum members are documented by a string right after them (an attribute
 docstring, which mkdocstrings and IDEs read too); `undocumented()` lists any public field,
-member or method without one (tests/backends/test_api_reference.py keeps it empty). The MkDocs
+member or method without one (tests/backends/test_api_reference.py and
+tests/benchmarks/test_api_reference.py keep it empty). The MkDocs
 hook (docs/hooks.py) adds the page at build time; `python docs/gen_api_reference.py` prints it.
 """
 
@@ -11,12 +13,14 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from lme_bench.backends import protocol
+from lme_bench.benchmarks import protocol as benchmark_protocol
 from lme_bench.conformance import suite
 
 API_PAGE = "reference/plugin-api.md"
@@ -35,16 +39,35 @@ TYPES: list[type] = [
     protocol.TransientMemoryError,
 ]
 
+# The benchmark protocol's public types, in the order the page gives them.
+BENCHMARK_TYPES: list[type] = [
+    benchmark_protocol.Benchmark,
+    benchmark_protocol.Build,
+    benchmark_protocol.BuildSession,
+    benchmark_protocol.BuildTurn,
+    benchmark_protocol.Question,
+    benchmark_protocol.PublicQuestion,
+    benchmark_protocol.Gold,
+    benchmark_protocol.Scoring,
+    benchmark_protocol.BenchmarkDataError,
+]
 
-def _class_nodes() -> dict[str, ast.ClassDef]:
-    tree = ast.parse(SOURCE.read_text())
+
+@functools.cache
+def _module_classes(source: Path) -> dict[str, ast.ClassDef]:
+    tree = ast.parse(source.read_text())
     return {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def _class_nodes(cls: type | None = None) -> dict[str, ast.ClassDef]:
+    """The class definitions of `cls`'s source file (the memory-system protocol's if None)."""
+    return _module_classes(Path(inspect.getfile(cls)) if cls is not None else SOURCE)
 
 
 def attributes(cls: type) -> list[tuple[str, str, str, str]]:
     """(name, type, default, docstring) of each field or member the class body declares."""
     found = []
-    body = _class_nodes()[cls.__name__].body
+    body = _class_nodes(cls)[cls.__name__].body
     for node, after in zip(body, [*body[1:], None], strict=True):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             name, kind = node.target.id, ast.unparse(node.annotation)
@@ -73,9 +96,14 @@ def _signature(function: Any) -> str:
 
 
 def methods(cls: type) -> list[tuple[str, str, str]]:
-    """(name, signature, docstring) of each public method the class itself defines."""
+    """(name, signature, docstring) of each public method and property the class itself
+    defines."""
     found = []
     for name, value in vars(cls).items():
+        if isinstance(value, property) and not name.startswith("_") and value.fget is not None:
+            returns = inspect.signature(value.fget).return_annotation
+            signature = f"@property\ndef {name}(self) -> {returns}"
+            found.append((name, signature, inspect.getdoc(value) or ""))
         if name.startswith("_") or not inspect.isfunction(value):
             continue
         prefix = "async " if inspect.iscoroutinefunction(value) else ""
@@ -86,8 +114,9 @@ def methods(cls: type) -> list[tuple[str, str, str]]:
 
 def undocumented() -> list[str]:
     """Every public type, field, member and method of the protocol without a docstring."""
-    missing = [cls.__name__ for cls in TYPES if not (cls.__doc__ or "").strip()]
-    for cls in TYPES:
+    every = TYPES + BENCHMARK_TYPES
+    missing = [cls.__name__ for cls in every if not (cls.__doc__ or "").strip()]
+    for cls in every:
         missing += [f"{cls.__name__}.{a[0]}" for a in attributes(cls) if not a[3]]
         missing += [f"{cls.__name__}.{m[0]}" for m in methods(cls) if not m[2]]
     return missing
@@ -140,10 +169,12 @@ def api_reference() -> str:
     out = [
         "# Plug-in API reference",
         "",
-        "Generated from the docstrings of `lme_bench/backends/protocol.py` and",
-        "`lme_bench/conformance/suite.py` each time the site is built. Import everything from",
-        "`lme_bench.backends.protocol`; [Memory systems](../memory-systems.md#any-memory-system)",
-        "walks through writing a backend.",
+        "Generated from the docstrings of `lme_bench/backends/protocol.py`,",
+        "`lme_bench/conformance/suite.py` and `lme_bench/benchmarks/protocol.py` each time the",
+        "site is built. A memory system imports everything from `lme_bench.backends.protocol`;",
+        "[Memory systems](../memory-systems.md#any-memory-system) walks through writing a",
+        "backend. A benchmark's types follow the conformance suite:",
+        "[Benchmarks: the contract](#benchmarks-the-contract).",
         "",
         "## The contract",
         "",
@@ -168,7 +199,18 @@ def api_reference() -> str:
         "### `build_system`",
         "",
         *_function_section(suite.build_system),
+        "",
+        "## Benchmarks: the contract",
+        "",
+        "From `lme_bench/benchmarks/protocol.py`; import the types from",
+        "`lme_bench.benchmarks.protocol`. [Benchmarks](../benchmarks.md#adding-a-benchmark)",
+        "walks through writing one and running it.",
+        "",
+        inspect.getdoc(benchmark_protocol) or "",
+        "",
     ]
+    for cls in BENCHMARK_TYPES:
+        out += _type_section(cls)
     return "\n".join(out).rstrip() + "\n"
 
 

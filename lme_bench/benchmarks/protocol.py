@@ -113,6 +113,7 @@ class Build:
 
     @property
     def turn_count(self) -> int:
+        """The turns of every session."""
         return sum(len(s.turns) for s in self.sessions)
 
 
@@ -121,6 +122,7 @@ class PublicQuestion:
     """A question as a memory system or a reader model sees it: nothing else."""
 
     question: str
+    """The question's text."""
     question_date: str | None
     """The date the question is asked on, as the benchmark writes it; None when the
     benchmark gives none (LoCoMo, BEAM)."""
@@ -137,7 +139,10 @@ class Question:
     category: str
     """The question type for reporting (`"temporal-reasoning"`, `"multi-hop"`, …)."""
     question: str
+    """The question's text, as the benchmark writes it."""
     question_date: str | None = None
+    """The date it is asked on, as the benchmark writes it; None when the benchmark gives
+    none (a run then asks it on its build's last session date)."""
 
     def public(self) -> PublicQuestion:
         """All a memory system or reader model may see of the question."""
@@ -149,6 +154,7 @@ class Gold:
     """The labels of one question, for the scorer only."""
 
     question_id: str
+    """The `Question.question_id` they belong to."""
     answers: tuple[str, ...]
     """Reference answers (or a rubric's text); empty when the benchmark has none."""
     evidence_sessions: tuple[str, ...] = ()
