@@ -13,7 +13,8 @@ from lme_bench.results.qa_records import Figures, JudgeRecord, QaReport
 
 
 def _rows(figures: Figures, types_judged: int) -> list[str]:
-    every = len(QUESTION_TYPES)
+    locomo = bool(figures["per_type"]) and set(figures["per_type"]) <= LOCOMO_CATEGORIES
+    every = len(LOCOMO_CATEGORIES) if locomo else len(QUESTION_TYPES)
     task = "task-averaged" + (f" ({types_judged} of {every} types)" if types_judged < every else "")
     named = [
         *figures["per_type"].items(),

@@ -89,6 +89,7 @@ def test_a_locomo_run_ingests_each_conversation_once_and_reports_f1(
     assert overall_line.endswith(f"| {shown} |")
     assert "LLM judge accuracy (not official)" in markdown
     assert "No LLM judge scores LoCoMo questions" not in markdown
+    assert "| task-averaged |" in markdown and "of 6 types" not in markdown  # five categories
     line = headline(summary)  # the run's last line: F1 leads as the official figure
     assert line.startswith(f"LoCoMo F1 {locomo['overall_f1']:.3f} (official metric); ")
     assert f"LLM-judge accuracy {shown[:-1]}; not the official LoCoMo metric)" in line
