@@ -27,7 +27,13 @@ from lme_bench.common.limits import provider_limiter
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.beam_judge import BeamJudge, BeamQuestionResult
-from lme_bench.judge.beam_prompts import RUBRIC_PROMPT, BeamPrompts, load_beam_prompts
+from lme_bench.judge.beam_prompts import (
+    METRICS_FILE,
+    PROMPTS_FILE,
+    RUBRIC_PROMPT,
+    BeamPrompts,
+    load_beam_prompts,
+)
 from lme_bench.providers.calls import set_call_columns
 from lme_bench.providers.factory import build_chat_model, parse_model, retry_policy
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
@@ -56,15 +62,28 @@ NO_BATCH = (
 
 
 @functools.lru_cache(maxsize=4)
-def _prompts(checkout: Path) -> BeamPrompts:
-    return load_beam_prompts(checkout)
+def _prompts(checkout: Path, stamps: tuple[float, ...]) -> BeamPrompts:
+    return load_beam_prompts(checkout)  # read again when a file's time or size changes
+
+
+def _stamps(checkout: Path) -> tuple[float, ...]:
+    found: list[float] = []
+    for relative in (PROMPTS_FILE, METRICS_FILE):
+        try:
+            status = (checkout / relative).stat()
+        except OSError:
+            found += [-1, -1]
+        else:
+            found += [status.st_mtime_ns, status.st_size]
+    return tuple(found)
 
 
 def beam_prompts(settings: Settings) -> BeamPrompts:
     """The official prompts of `[judge] beam_repo` (a BeamPromptsError naming what is wrong)."""
     if settings.judge.beam_repo is None:
         raise BeamJudgingError(MISSING_BEAM_REPO)
-    return _prompts(Path(settings.judge.beam_repo).expanduser().resolve())
+    checkout = Path(settings.judge.beam_repo).expanduser().resolve()
+    return _prompts(checkout, _stamps(checkout))
 
 
 def optional_beam_prompts(settings: Settings) -> BeamPrompts | None:

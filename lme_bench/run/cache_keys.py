@@ -81,7 +81,9 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
     if stage == "judge":
         judge = settings.judge
         return {
-            "judge": judge.model_dump(mode="json", exclude={"prompts_dir", *_HOW_SENT}),
+            "judge": judge.model_dump(
+                mode="json", exclude={"prompts_dir", "beam_repo", *_HOW_SENT}
+            ),
             "model": model_settings(settings, "judge"),
             "second_provider": provider_settings(settings, judge.second_model),
             "prompts": judge_prompts(judge).hashes,
@@ -96,6 +98,17 @@ def _locomo_judging(ref: QuestionRef, settings: Settings) -> dict[str, str]:
     from lme_bench.judge.prompts import judge_prompts
 
     return prompt_mapping(judge_prompts(settings.judge))[ref.question_type]
+
+
+def _beam_judging(settings: Settings) -> dict[str, str] | None:
+    """The digests of the BEAM checkout's files the judge reads its prompts from (None: no
+    usable checkout, so no LLM judge of BEAM questions)."""
+    from lme_bench.judge.beam_stage import optional_beam_prompts
+
+    prompts = optional_beam_prompts(settings)
+    if prompts is None:
+        return None
+    return {"prompts": prompts.prompts_sha256, "metrics": prompts.metrics_sha256}
 
 
 def memory_scope(settings: Settings, run_id: str) -> str:
@@ -140,6 +153,8 @@ def stage_key(
     stage_settings = _stage_settings(stage, settings)
     if stage == "judge" and ref.benchmark == "locomo":  # its categories' prompts and answers
         stage_settings["locomo"] = _locomo_judging(ref, settings)
+    if stage == "judge" and ref.benchmark == "beam":  # the checkout's prompts, not its path
+        stage_settings["beam"] = _beam_judging(settings)
     parts = {
         "stage": stage,
         "question": ref.build_sha256 if shared_build else ref.content_sha256,

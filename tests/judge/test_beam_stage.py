@@ -138,3 +138,31 @@ def test_the_estimate_counts_a_call_per_rubric_item_and_the_ordering_questions(
     found = estimate_run((r.load() for r in refs), settings, builds=[r.build for r in refs])
     (judge,) = [s for s in found.stages if s.stage == "judge"]
     assert judge.calls == 2 * (items + ordering)
+
+
+def test_a_beam_questions_judge_key_follows_the_checkouts_prompts_not_its_path(
+    tmp_path: Path,
+) -> None:
+    import shutil
+    from dataclasses import replace
+
+    from lme_bench.run.cache_keys import stage_key
+
+    chats, refs = _beam(tmp_path)
+    checkout = write_checkout(tmp_path)
+    copy = tmp_path / "copy"
+    shutil.copytree(checkout, copy)
+    longmemeval = replace(refs[0], benchmark="longmemeval", build_shard="", build_sha256="")
+
+    def keys(path: Path) -> tuple[str | None, str | None]:
+        settings = _settings(tmp_path, chats, **{"judge.beam_repo": str(path)})
+        answer = _answer(refs[0], "Basil")
+        found = (stage_key("judge", r, settings, "run", answer) for r in (refs[0], longmemeval))
+        return next(found), next(found)
+
+    beam, other = keys(checkout)
+    assert keys(copy) == (beam, other)  # the same prompts elsewhere: the same keys
+    prompts = copy / "src" / "prompts.py"
+    prompts.write_text(prompts.read_text().replace("STANDIN JUDGE", "STANDIN JUDGE, EDITED"))
+    edited_beam, edited_other = keys(copy)
+    assert edited_beam != beam and edited_other == other
