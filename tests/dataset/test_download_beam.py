@@ -21,6 +21,7 @@ from lme_bench_flows.command import main
 
 from lme_bench.benchmarks.registry import detect_benchmark
 from lme_bench.dataset import download_beam
+from lme_bench.dataset.beam_files import PINNED_FILES
 from lme_bench.dataset.download import DownloadError
 from tests.benchmarks.beam.samples import CHAT, QUESTIONS
 
@@ -156,4 +157,4 @@ def test_the_pins_are_the_repositorys_files() -> None:
             check=True,
             capture_output=True,
         ).stdout
-        assert (hashlib.sha256(blob).hexdigest(), len(blob)) == download_beam.PINNED_FILES[path]
+        assert (hashlib.sha256(blob).hexdigest(), len(blob)) == PINNED_FILES[path]
