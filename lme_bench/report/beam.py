@@ -221,6 +221,34 @@ def _evaluation(
 # ---- summary.md ------------------------------------------------------------------------------
 
 
+def beam_words(figures: dict[str, Any]) -> str:
+    """What the BEAM figures are, and by which judge (or why there are none)."""
+    if figures["judge"] is None:
+        return f"{figures['questions']} BEAM questions; {NO_JUDGE}."
+    judged = figures["judges"][figures["judge"]]
+    return (
+        f"Rubric scores by {figures['judge']} with BEAM's own prompts: per ability the mean"
+        " within each chat, then over the chats (report_results.py); "
+        f"{judged['judged']} of {judged['questions']} questions scored,"
+        f" {judged['failed']} judgings failed."
+    )
+
+
+def beam_table(figures: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The first judge's per-ability rows and the mean over abilities (none without one)."""
+    header = ["ability", "questions", "judged", "score"]
+    if figures["judge"] is None:
+        return header, []
+    judged = figures["judges"][figures["judge"]]
+    rows = [
+        [ability, str(row["questions"]), str(row["judged"]), _cell(row["score"])]
+        for ability, row in judged["abilities"].items()
+    ]
+    mean = _cell(judged["mean_over_abilities"])
+    rows.append(["mean over abilities", str(judged["questions"]), str(judged["judged"]), mean])
+    return header, rows
+
+
 def _cell(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 

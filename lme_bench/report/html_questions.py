@@ -145,7 +145,9 @@ def _text(value: str | None, missing: str = "none") -> str:
 
 
 def _verdict(row: ScoreRow) -> str:
-    if row.status != "ok" or row.label is None:
+    if row.status == "ok" and row.score is not None:  # a rubric score (BEAM), no yes/no
+        word, css = f"score {row.score:.3f}", "none"
+    elif row.status != "ok" or row.label is None:
         word, css = f"no verdict ({row.status})", "none"
     else:
         word, css = ("correct", "right") if row.label else ("wrong", "wrong")

@@ -15,6 +15,7 @@ from typing import Any
 
 from lme_bench.dataset.models import QUESTION_TYPES
 from lme_bench.dataset.shards import QuestionRef
+from lme_bench.report.beam import beam_table, beam_words
 from lme_bench.report.cost import cost_rows, own_calls_words
 from lme_bench.report.html_chart import Bar, bars_svg
 from lme_bench.report.html_questions import QuestionView, question_card, question_view
@@ -187,6 +188,14 @@ def _locomo_section(figures: dict[str, Any]) -> str:
     )
 
 
+def _beam_section(figures: dict[str, Any]) -> str:
+    """BEAM's per-ability rubric scores by its first LLM judge (lme_bench.report.beam)."""
+    header, rows = beam_table(figures)
+    words = escape(beam_words(figures))
+    cells = [[escape(c) for c in row] for row in rows]
+    return f"<h2>BEAM</h2><p>{words}</p>" + (_table(header, cells) if cells else "")
+
+
 def _chart(summary: dict[str, Any], primary: str | None) -> str:
     if primary is not None:
         judge = summary["qa"]["judges"][primary]
@@ -346,6 +355,7 @@ def render_report(
         _about(summary, views, primary),
         _chart(summary, primary),
         _locomo_section(summary["locomo"]) if summary.get("locomo") else "",
+        _beam_section(summary["beam"]) if summary.get("beam") else "",
         _qa_section(summary["qa"]) if summary.get("qa") else "",
         _retrieval_section(summary),
         _cost_section(summary),

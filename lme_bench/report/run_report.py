@@ -42,6 +42,11 @@ def headline(summary: dict[str, Any]) -> str:
     locomo = summary.get("locomo")
     if locomo is not None and locomo.get("overall_f1") is not None:
         parts.append(f"LoCoMo F1 {locomo['overall_f1']:.3f} (official metric)")
+    beam = summary.get("beam") or {}
+    if beam.get("judge"):
+        mean = beam["judges"][beam["judge"]]["mean_over_abilities"]
+        shown = "-" if mean is None else f"{mean:.3f}"
+        parts.append(f"BEAM mean over abilities {shown} (judge {beam['judge']})")
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
     overall = primary["overall"] if primary else None
     if overall and overall["accuracy"] is not None:

@@ -76,6 +76,8 @@ def test_a_beam_run_reports_the_rubric_scores_per_ability(harness: None, tmp_pat
     assert "## BEAM" in markdown
     mean = beam["mean_over_abilities"]
     assert f"| mean over abilities | {questions} | {questions} | {mean:.3f} |" in markdown
+    html = (run_dir / "report.html").read_text()
+    assert "<h2>BEAM</h2>" in html and "<td>mean over abilities</td>" in html
     exported = json.loads((run_dir / "beam/100K/3/results-lme-bench.json").read_text())
     assert {a: len(v) for a, v in exported.items()} == {a: len(v) for a, v in QUESTIONS.items()}
     assert exported["information_extraction"][0]["question"] == "Which herb did I start with?"
