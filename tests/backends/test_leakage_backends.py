@@ -3,15 +3,17 @@ they are, two sample questions are ingested and answered through the harness's o
 everything handed over is recorded on the way in: every protocol call's arguments (titles,
 session keys, dates, turns, queries) and every prompt the system's own model received.
 
-Then a LoCoMo conversation through every built-in backend in every ingestion mode it takes,
-recorded the same way plus every request of the memory agent and of the reader (read at the
-model call), and, for the MCP backends, every byte sent to the server."""
+Then a shared build of each benchmark that has them (a LoCoMo conversation, a BEAM chat)
+through every built-in backend in every ingestion mode it takes, recorded the same way plus
+every request of the memory agent and of the reader (read at the model call) and, for the MCP
+backends, every byte sent to the server (tests/backends/leak_samples.py names the gold)."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
 import json
+import re
 from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
@@ -39,8 +41,8 @@ from lme_bench.run.steps import (
 )
 from tests.backends.conftest import REPO
 from tests.backends.leak_recording import CallRecorder, record_model_requests
+from tests.backends.leak_samples import beam_folder, locomo_file
 from tests.backends.test_mcp_tools import recorded, shipped_params
-from tests.benchmarks.locomo.samples import listed_sample, write_json
 from tests.wire.capture import http_sent, stdio_sent
 from tests.wire.servers import RecordingHttpServer
 
@@ -127,11 +129,10 @@ def test_nothing_gold_reaches_the_system_or_its_model(
             assert instance.answer not in handed, instance.question_id
 
 
-# LoCoMo (a shared build: one memory for a conversation's questions, two named speakers whose
-# turns are all "user" turns, LongMemEval-form dates) through every built-in backend and every
-# ingestion mode it takes. Gold labels are made distinctive so a copy of one anywhere is seen.
-SAMPLE_ID = "conv-9071"
-LOCOMO_CASES: dict[str, tuple[str, str, dict[str, Any], str | None, str | None]] = {
+# Shared builds (LoCoMo: one memory for a conversation's questions, two named speakers whose
+# turns are all "user" turns; BEAM: one memory for a chat's probing questions) through every
+# built-in backend and every ingestion mode it takes.
+SHARED_CASES: dict[str, tuple[str, str, dict[str, Any], str | None, str | None]] = {
     # case -> (backend, [ingest] mode, [memory.params], [models] memory, [models] agent)
     "embedded-raw": ("embedded", "raw", {}, None, None),
     "embedded-context-only": ("embedded", "context-only", {}, None, "fake:note-taker"),
@@ -154,18 +155,8 @@ LOCOMO_CASES: dict[str, tuple[str, str, dict[str, Any], str | None, str | None]]
     "mcp-tools-agentic": ("mcp-tools", "agentic", {}, None, "fake:kg-note-taker"),
 }
 NEEDS = {"mem0": "mem0", "langgraph": "langgraph", "graphiti": "graphiti_core"}
-COMMON_WORD_CATEGORIES = ("temporal", "adversarial")  # the rest of the five are hyphenated
-
-
-def _locomo_sample() -> dict[str, Any]:
-    """The written sample with answers and adversarial answers no conversation text holds."""
-    sample = listed_sample(SAMPLE_ID)
-    for n, item in enumerate(sample["qa"]):
-        if "answer" in item:
-            item["answer"] = f"Quillfeather-{n}"
-        if "adversarial_answer" in item:
-            item["adversarial_answer"] = f"Marrowdusk-{n}"
-    return sample
+SAMPLES = {"locomo": locomo_file, "beam": beam_folder}
+USER_AND_ASSISTANT = re.compile(r"a user\s+and an AI assistant")  # the agent's instructions
 
 
 def _server_params(
@@ -198,14 +189,19 @@ def _wire_text(backend: str, wire: Path) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", sorted(LOCOMO_CASES))
-def test_no_locomo_gold_reaches_any_backend_its_models_or_the_reader(
-    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+@pytest.mark.parametrize("benchmark", sorted(SAMPLES))
+@pytest.mark.parametrize("case", sorted(SHARED_CASES))
+def test_no_gold_of_a_shared_build_reaches_any_backend_its_models_or_the_reader(
+    benchmark: str,
+    case: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
-    backend, mode, params, memory_model, agent_model = LOCOMO_CASES[case]
+    backend, mode, params, memory_model, agent_model = SHARED_CASES[case]
     if backend in NEEDS and importlib.util.find_spec(NEEDS[backend]) is None:
         pytest.skip(f"the {backend} extra is not installed (make install-all)")
-    data = write_json(tmp_path / "locomo.json", [_locomo_sample()])
+    data, gold, common_words = SAMPLES[benchmark](tmp_path / "data")
     requests = record_model_requests(monkeypatch)
     log: list[Any] = []
     opened = registry.open_system
@@ -236,16 +232,16 @@ def test_no_locomo_gold_reaches_any_backend_its_models_or_the_reader(
         settings = load_settings(None, **overrides)
         plan = plan_run(settings)
         _, refs = prepare_questions(plan)
-        assert len(refs) == 5 and len({r.build for r in refs}) == 1
+        assert len(refs) >= 5 and len({r.build for r in refs}) == 1
         memories = set()
         for ref in refs:
             outcome = asyncio.run(ingest_question(ref, settings, plan.run_id))
             memories.add(outcome.memory_id)
             rows = asyncio.run(evaluate_question(ref, outcome, settings))
-            assert rows and all(row.status != "error" for row in rows), (ref.question_id, rows)
+            assert all(row.status != "error" for row in rows), (ref.question_id, rows)
             answer = asyncio.run(answer_question(ref, outcome.memory_id, settings))
             assert answer.status == "ok", (ref.question_id, answer.error)
-        assert len(memories) == 1  # the conversation's questions share its memory
+        assert len(memories) == 1  # the build's questions share its memory
     wire_text = _wire_text(backend, wire) if wire is not None else ""
 
     calls = {entry["call"] for entry in log}
@@ -264,20 +260,34 @@ def test_no_locomo_gold_reaches_any_backend_its_models_or_the_reader(
         "the reader's and the memory agent's requests": json.dumps(ours, ensure_ascii=False),
         "the system's own model's requests": json.dumps(requests, ensure_ascii=False),
     }
-    gold = ["Quillfeather-", "Marrowdusk-", "D1:", "D2:", SAMPLE_ID, "answer_", "has_answer"]
-    gold += ["multi-hop", "open-domain", "single-hop", *(r.question_id for r in refs)]
+    gold += ["answer_", "has_answer", *(r.question_id for r in refs)]
     leaked = sorted((where, g) for where, text in sources.items() for g in gold if g in text)
-    # "temporal" and "adversarial" are words of mem0's and Graphiti's own instructions: sought
-    # only in what lme-bench composes (every call, the wire, its own models' prompts).
+    # Gold words such as "temporal" are words of mem0's and Graphiti's own instructions: they
+    # are sought only in what lme-bench composes (every call, the wire, its models' prompts).
     for where in list(sources)[:3]:
-        leaked += [(where, g) for g in COMMON_WORD_CATEGORIES if g in sources[where]]
+        leaked += [(where, g) for g in common_words if g in sources[where]]
     assert leaked == []
-    given = sources["protocol calls"] + sources["wire"]
+    sent = [entry["args"] for entry in log if entry["call"] == "ingest_session"]
+    agents = [r["prompt"] for r in requests if r["model"] == (agent_model or "")[5:]]
+    if benchmark == "locomo":
+        _speakers_are_named(backend, log, requests, wire_text)
+    else:  # user and assistant turns: no speaker, the memory agent's instructions as ever
+        assert all("'speaker': None" in args for args in sent)
+        assert all(USER_AND_ASSISTANT.search(agent) for agent in agents)
+
+
+def _speakers_are_named(
+    backend: str, log: list[Any], requests: list[dict[str, Any]], wire_text: str
+) -> None:
+    """LoCoMo's two people reach the memory side by name: in each turn's text, as
+    `Turn.speaker`, in the memory agent's instructions and in Graphiti's episodes."""
+    given = json.dumps(log, ensure_ascii=False) + wire_text
     assert "Ada: I adopted a greyhound called Pip." in given  # both speakers, by name
     assert "Ben: I started violin and clarinet." in given
     sent = [entry["args"] for entry in log if entry["call"] == "ingest_session"]
-    assert not sent or all("'speaker': 'Ada'" in args for args in sent)  # and as Turn.speaker
-    for agent in (r["prompt"] for r in requests if r["model"] == (agent_model or "")[5:]):
-        assert "between Ada and Ben" in agent and "a user and an AI assistant" not in agent
+    assert all("'speaker': 'Ada'" in args for args in sent)  # and as Turn.speaker
+    agents = [r["prompt"] for r in requests if r["model"] in {"note-taker", "kg-note-taker"}]
+    for agent in agents:
+        assert "between Ada and Ben" in agent and not USER_AND_ASSISTANT.search(agent)
     if backend == "graphiti":  # episodes of "Ada: …" lines, not "user: Ada: …"
-        assert "user: Ada:" not in sources["the system's own model's requests"]
+        assert "user: Ada:" not in json.dumps(requests, ensure_ascii=False)
