@@ -168,6 +168,7 @@ ATTRIBUTIONS = {
     "answer-failed": "answering failed",
     "judge-failed": "judging failed",
     "not-gradable": "no verdict",
+    "rubric-scored": "scored by its rubric (no yes/no verdict)",
     "judge-unreadable": "judge's reply holds no yes or no",
     "memory-empty": "wrong: the memory was empty",
     "answered-wrong": "wrong (no evidence turns to look for)",

@@ -16,6 +16,9 @@ def attribute_all(
 ) -> None:
     by_question = {h.question_id: h for h in hypotheses}
     for row in scores:
+        if row.status == "ok" and row.score is not None:  # a rubric score (BEAM): no verdict
+            row.attribution = "rubric-scored"  # to explain; its answer was given
+            continue
         hypothesis = by_question.get(row.question_id)
         row.attribution = attribute(
             ingested=row.question_id in ingested,

@@ -56,3 +56,14 @@ def test_without_an_llm_judge_there_is_no_beam_score(tmp_path: Path) -> None:
     figures, markdown = beam_report(tmp_path, _refs(tmp_path), [], [], [])
     assert figures["judge"] is None and figures["judges"] == {} and figures["note"] == NO_JUDGE
     assert NO_JUDGE in markdown
+
+
+def test_a_rubric_scored_row_is_attributed_as_such() -> None:
+    from lme_bench.results.qa_tables import HypothesisRow
+    from lme_bench.run.attribution import attribute_all
+
+    ref = QuestionRef(0, "100K-1:q1", "abstention", True, "ab" * 32, 1, 2, "q.json")
+    scored, failed = _row(ref, 0.5), _row(ref, None, "error")
+    answer = HypothesisRow(ref.question_id, "abstention", True, "x", "single", "q", "v", 5, 0)
+    attribute_all([scored, failed], [answer], {ref.question_id})
+    assert (scored.attribution, failed.attribution) == ("rubric-scored", "judge-failed")
