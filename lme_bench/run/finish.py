@@ -154,7 +154,13 @@ def write_run(
         profiled = _judge_profile(settings, summary["qa"])
         if profiled is not None:
             summary["qa"]["judge_profile"] = profiled
-        export_official(run_dir, hypotheses, verdicts)  # named after the actual judge
+        official = {r.question_id for r in refs if r.benchmark == "longmemeval"}
+        if official:  # LongMemEval's files: other benchmarks export their own formats
+            export_official(
+                run_dir,
+                [h for h in hypotheses if h.question_id in official],
+                [s for s in verdicts if s.question_id in official],
+            )  # named after the actual judge
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
     system = system_usage(results.outcomes, settings)
     if system is not None:

@@ -83,3 +83,4 @@ def test_a_beam_run_reports_the_rubric_scores_per_ability(harness: None, tmp_pat
     assert exported["information_extraction"][0]["question"] == "Which herb did I start with?"
     evaluation = json.loads((run_dir / "beam/100K/3/evaluation-results-lme-bench.json").read_text())
     assert set(evaluation) == set(QUESTIONS) and "tau_norm" in evaluation["event_ordering"][0]
+    assert not list(run_dir.glob("hypotheses.jsonl*"))  # LongMemEval's formats are not BEAM's

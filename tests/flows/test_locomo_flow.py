@@ -98,3 +98,4 @@ def test_a_locomo_run_ingests_each_conversation_once_and_reports_f1(
     exported = json.loads((run_dir / "locomo_predictions.json").read_text())
     assert [s["sample_id"] for s in exported] == ["conv-7", "conv-8"]
     assert all("prediction" in item for s in exported for item in s["qa"])
+    assert not list(run_dir.glob("hypotheses.jsonl*"))  # LongMemEval's formats are not LoCoMo's
