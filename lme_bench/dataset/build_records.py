@@ -30,6 +30,8 @@ class BuildQuestion(Instance):
 
     abstains: bool = False
     rubric: tuple[str, ...] = ()
+    benchmark: str = ""
+    """The benchmark's name (`locomo`, `beam`, a plug-in's); scorer side."""
     """The items a rubric-judged benchmark's judge scores the answer by (BEAM; scorer side)."""
 
     @property
@@ -60,7 +62,9 @@ def gold_of(shard: str) -> dict[str, Any]:
     return found
 
 
-def scorer_record(question_id: str, question_type: str, shard: str, build_shard: str) -> Instance:
+def scorer_record(
+    question_id: str, question_type: str, shard: str, build_shard: str, benchmark: str = ""
+) -> Instance:
     """The question in the stages' record shape: the build's sessions under their keys (in
     date order), the public question, and scorer-side its gold answer and evidence marks."""
     public = json.loads(Path(shard).read_bytes())
@@ -95,4 +99,5 @@ def scorer_record(question_id: str, question_type: str, shard: str, build_shard:
         answer_session_ids=[key for key, _, _ in sessions if key in evidence_sessions],
         abstains=gold["abstention"],
         rubric=tuple((gold.get("native") or {}).get("rubric") or ()),
+        benchmark=benchmark,
     )

@@ -69,7 +69,9 @@ class QuestionRef:
         if self.build_shard:
             from lme_bench.dataset.build_records import scorer_record
 
-            return scorer_record(self.question_id, self.question_type, self.shard, self.build_shard)
+            return scorer_record(
+                self.question_id, self.question_type, self.shard, self.build_shard, self.benchmark
+            )
         return LOADED.get(self.shard, self.content_sha256)
 
 

@@ -12,6 +12,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.beam_stage import judge_beam_question
 from lme_bench.judge.family_requests import judge_request
 from lme_bench.judge.locomo_stage import LOCOMO, locomo_input
+from lme_bench.judge.plugin_input import plugin_input
 from lme_bench.judge.prompts import JudgePrompt, judge_prompts
 from lme_bench.judge.runner import LlmJudge, fallback_row
 from lme_bench.providers.calls import ChatCall
@@ -58,8 +59,11 @@ async def judge_question(
         return await _judge_rows(ref, verdict, settings, stand_in, abstains=given.abstains)
     if ref.benchmark == "beam":  # rubric scores by BEAM's own evaluator (judge.beam_stage)
         return await judge_beam_question(ref, hypothesis, settings)
-    if ref.benchmark != "longmemeval":
-        return []  # scored by its official metric in the report, not by an LLM judge
+    if ref.benchmark != "longmemeval":  # a plug-in's: the generic criterion (plugin_input)
+        instance = ref.load()
+        given = plugin_input(judge_prompts(settings.judge), instance.answer, ref.is_abstention)
+        verdict = ToJudge(instance.question, given.answer, hypothesis.hypothesis, given.prompt)
+        return await _judge_rows(ref, verdict, settings, stand_in, abstains=given.abstains)
     instance = ref.load()
     verdict = ToJudge(instance.question, instance.answer, hypothesis.hypothesis)
     return await _judge_rows(ref, verdict, settings, stand_in)

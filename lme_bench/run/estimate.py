@@ -31,9 +31,9 @@ from lme_bench.dataset.models import QUESTION_TYPES, Instance
 from lme_bench.dataset.views import session_key
 from lme_bench.ingest.fingerprint import writes_with_own_tools
 from lme_bench.judge.beam_stage import estimated_calls, optional_beam_prompts
-from lme_bench.judge.locomo_stage import CATEGORIES as LOCOMO_CATEGORIES
-from lme_bench.judge.locomo_stage import locomo_input
-from lme_bench.judge.prompts import judge_prompts
+from lme_bench.judge.locomo_stage import LOCOMO, locomo_input
+from lme_bench.judge.plugin_input import plugin_input
+from lme_bench.judge.prompts import PromptSet, judge_prompts
 from lme_bench.providers.factory import parse_model
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.reference_memory.tool_results import default_prompts
@@ -182,6 +182,24 @@ def _answer_calls(instance: Instance, settings: Settings) -> Iterable[Call]:
     yield (prompts["reader"], instance.question, instance.question_date, memory), "answer"
 
 
+def _judge_calls(
+    instance: Instance, prompts: PromptSet, hypothesis: str, settings: Settings
+) -> list[Call]:
+    """One judge's calls for one question (a repeat each), by the question's benchmark."""
+    benchmark = instance.benchmark if isinstance(instance, BuildQuestion) else "longmemeval"
+    if benchmark == "longmemeval" and instance.question_type in QUESTION_TYPES:
+        prompt = prompts.for_question(instance.question_id, instance.question_type)
+        return [((prompt.render(instance.question, instance.answer, hypothesis),), "judge")]
+    if isinstance(instance, BuildQuestion) and instance.rubric:
+        beam = optional_beam_prompts(settings)  # BEAM: rubric items, event ordering
+        return list(estimated_calls(instance.question_type, instance.rubric, hypothesis, beam))
+    if benchmark == LOCOMO:
+        given = locomo_input(prompts, instance.question_type, instance.answer)
+    else:
+        given = plugin_input(prompts, instance.answer, instance.is_abstention)
+    return [((given.prompt.render(instance.question, given.answer, hypothesis),), "judge")]
+
+
 def _limit(settings: Settings, stage: str, provider: str) -> tuple[int, float | None]:
     """Calls in flight and requests per minute the limits allow."""
     in_flight = settings.limits.for_stage(stage)
@@ -252,17 +270,8 @@ def estimate_run(
                     _add(stage, _ingest_calls(instance, settings, system), fake)
             elif step == "answer":
                 _add(stage, _answer_calls(instance, settings), fake)
-            elif prompts is not None and instance.question_type in QUESTION_TYPES:
-                prompt = prompts.for_question(instance.question_id, instance.question_type)
-                text = prompt.render(instance.question, instance.answer, hypothesis)
-                _add(stage, [((text,), "judge")] * settings.judge.repeats, fake)
-            elif prompts is not None and instance.question_type in LOCOMO_CATEGORIES:
-                given = locomo_input(prompts, instance.question_type, instance.answer)
-                text = given.prompt.render(instance.question, given.answer, hypothesis)
-                _add(stage, [((text,), "judge")] * settings.judge.repeats, fake)
-            elif prompts is not None and isinstance(instance, BuildQuestion) and instance.rubric:
-                beam = optional_beam_prompts(settings)  # BEAM: rubric items, event ordering
-                calls = estimated_calls(instance.question_type, instance.rubric, hypothesis, beam)
+            elif prompts is not None:
+                calls = _judge_calls(instance, prompts, hypothesis, settings)
                 _add(stage, calls * settings.judge.repeats, fake)
     found = Estimate(count, latency_s, assumptions=ASSUMPTIONS, builds=len(ingested))
     for step, stage, _ in plan:
