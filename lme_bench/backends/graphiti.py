@@ -16,11 +16,14 @@ import hashlib
 import os
 import re
 import shutil
+import threading
 import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+import graphiti_core.driver.kuzu_driver as kuzu_driver_module
+import kuzu
 from graphiti_core import Graphiti
 from graphiti_core.driver.driver import GraphProvider
 from graphiti_core.driver.kuzu_driver import KuzuDriver
@@ -118,13 +121,38 @@ def session_text(session: Session) -> str:
     return "\n".join(_line(t) for t in session.turns if t.content.strip())
 
 
+MAX_DB_SIZE = 1 << 36
+"""The address space a Kuzu database reserves (64 GiB, far above any memory's graph). Kuzu's
+default, 8 TiB a database, lets a process hold about 15 at once: a shared build's questions
+searched together (LoCoMo's 199 of a conversation) open their memory's database once per
+stage instance, and past 15 each open failed with "Mmap for size 8796093022208 failed"."""
+
+_CONSTRUCTING = threading.Lock()
+
+
+class _KuzuOfSmallerReservations:
+    """kuzu as graphiti's driver module sees it while a driver is built: its databases reserve
+    MAX_DB_SIZE (KuzuDriver opens `kuzu.Database(path)` with no way to pass one)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(kuzu, name)
+
+    @staticmethod
+    def Database(path: str) -> kuzu.Database:  # kuzu's name
+        return kuzu.Database(path, max_db_size=MAX_DB_SIZE)
+
+
 class KuzuGraphDriver(KuzuDriver):
-    """Graphiti's Kuzu driver with two fixes of graphiti-core 0.31.1 (each reason below)."""
+    """Graphiti's Kuzu driver with three fixes of graphiti-core 0.31.1 (each reason below)."""
 
     def __init__(self, path: Path, group_id: str) -> None:
-        with warnings.catch_warnings():  # Kuzu is deprecated upstream; the pinned pair works
+        with warnings.catch_warnings(), _CONSTRUCTING:  # Kuzu is deprecated; the pinned pair works
             warnings.simplefilter("ignore", DeprecationWarning)
-            super().__init__(db=str(path))
+            setattr(kuzu_driver_module, "kuzu", _KuzuOfSmallerReservations())  # noqa: B010
+            try:
+                super().__init__(db=str(path))
+            finally:
+                setattr(kuzu_driver_module, "kuzu", kuzu)  # noqa: B010
         # add_episode reads driver._database, which KuzuDriver never sets.
         self._database = group_id
 

@@ -152,6 +152,28 @@ async def _search(root: Path, memory: str, query: str, k: int) -> list[Any]:
 
 
 @pytest.mark.slow
+def test_many_stages_open_one_memory_at_once(ingested: Ingested) -> None:
+    """A shared build's questions are searched together, each stage with its own backend
+    object over the memory's database: 24 of them hold it open in one process at once (with
+    Kuzu's default 8 TiB reservation a database, the 16th failed to map)."""
+
+    async def searches() -> list[list[Any]]:
+        systems = [open_system(_settings(ingested.root)) for _ in range(24)]
+        try:
+            ids = [await system.open_memory("question alpha") for system in systems]
+            found = [
+                system.search(memory_id, "Lisbon trip", question_date=QUESTION_DATE, k=1)
+                for system, memory_id in zip(systems, ids, strict=True)
+            ]
+            return await asyncio.gather(*found)
+        finally:
+            for system in systems:
+                await system.close()
+
+    assert all(hits and hits[0].session_key == LISBON.key for hits in _run(searches()))
+
+
+@pytest.mark.slow
 def test_search_finds_facts_with_their_session_and_date(ingested: Ingested) -> None:
     for query, session, word in (
         ("Which bike did I buy?", TREK, "Trek"),
