@@ -24,7 +24,7 @@ from lme_bench.benchmarks.beam.scoring import EVENT_ORDERING
 from lme_bench.benchmarks.beam.stored import stored_beam_gold
 from lme_bench.benchmarks.builtin.beam import Beam
 from lme_bench.common.limits import provider_limiter
-from lme_bench.config.settings import ConfigError, Settings
+from lme_bench.config.settings import ConfigError, ModelsSettings, Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.beam_judge import BeamJudge, BeamQuestionResult
 from lme_bench.judge.beam_prompts import (
@@ -34,8 +34,17 @@ from lme_bench.judge.beam_prompts import (
     BeamPrompts,
     load_beam_prompts,
 )
-from lme_bench.providers.calls import set_call_columns
-from lme_bench.providers.factory import build_chat_model, parse_model, retry_policy
+from lme_bench.providers.anthropic_chat import AnthropicChat
+from lme_bench.providers.anthropic_messages import AnthropicMessages
+from lme_bench.providers.calls import ChatCall, set_call_columns
+from lme_bench.providers.errors import ProviderConfigError
+from lme_bench.providers.factory import (
+    ModelSpec,
+    api_key,
+    build_chat_model,
+    parse_model,
+    retry_policy,
+)
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 PROMPT_VERSION = "beam-official"
@@ -100,6 +109,18 @@ class NamedBeamJudge:
     judge: BeamJudge
 
 
+def _beam_model(spec: ModelSpec, settings: Settings, models: ModelsSettings) -> ChatCall:
+    """The judge's chat call with BEAM's cap and temperature 0: Anthropic's Messages API for
+    an `anthropic` provider (system text apart, as that API takes it), else the chat model."""
+    if spec.kind != "anthropic":
+        return build_chat_model(spec, models, BEAM_JUDGE_MAX_TOKENS)
+    key = api_key(spec)
+    if not key:
+        raise ProviderConfigError(f"[models] {spec.role} = '{spec.label}': no API key set")
+    api = AnthropicMessages(key, spec.provider_settings.base_url, settings.models.timeout_s)
+    return AnthropicChat(spec.model, api, BEAM_JUDGE_MAX_TOKENS, temperature=0.0)
+
+
 def beam_judges(settings: Settings) -> list[NamedBeamJudge]:
     """The run's LLM judges set up for BEAM; none when the run has no LLM judge."""
     texts = [t for t in (settings.models.judge, settings.judge.second_model) if t]
@@ -110,7 +131,7 @@ def beam_judges(settings: Settings) -> list[NamedBeamJudge]:
     found = []
     for text in texts:
         spec = parse_model("judge", text, settings)
-        model = build_chat_model(spec, models, BEAM_JUDGE_MAX_TOKENS)
+        model = _beam_model(spec, settings, models)
         policy = retry_policy(spec, settings.models)
         limiter = provider_limiter(settings, spec.provider)
         found.append(NamedBeamJudge(spec.label, BeamJudge(model, prompts, policy, limiter)))
