@@ -122,7 +122,12 @@ def publish_report(report: RunReport, link_base: str | None = None) -> None:
         create_table_artifact(
             table=qa_table(report.summary["qa"]),
             key="qa-scores",
-            description=f"QA accuracy by question type, {where}",
+            description=(
+                "LLM-judge accuracy by LoCoMo category, not the official LoCoMo metric (its F1"
+                f" is in run-summary), {where}"
+                if report.summary.get("locomo")
+                else f"QA accuracy by question type, {where}"
+            ),
         )
     create_markdown_artifact(
         report_markdown(report, link_base), key="run-summary", description=where

@@ -24,6 +24,7 @@ RESULT_FILES = (
     "hypotheses.parquet",
     "scores.parquet",
     "hypotheses.jsonl",
+    "locomo_predictions.json",
 )
 
 
@@ -101,6 +102,9 @@ def report_markdown(report: RunReport, link_base: str | None = None) -> str:
     the run wrote (under `link_base` when set, see `file_link`)."""
     names = [n for n in RESULT_FILES if (report.run_dir / n).is_file()]
     names += sorted(p.name for p in report.run_dir.glob("hypotheses.jsonl.eval-results-*"))
+    names += sorted(
+        str(p.relative_to(report.run_dir)) for p in report.run_dir.glob("beam/*/*/*.json")
+    )
     results_dir = report.run_dir.parent
     links = [
         f"- [{name}]({file_link(report.run_dir / name, results_dir, link_base)})" for name in names

@@ -38,7 +38,10 @@ def test_progress_and_summary_count_builds_apart_from_questions(
     )
     with get_client(sync_client=True) as client:
         found = [a for a in client.read_artifacts() if a.key == "question-progress"]
+        scores = [a for a in client.read_artifacts() if a.key == "qa-scores"]
     (progress,) = found  # the one run of this test's server
+    (table,) = scores
+    assert "not the official LoCoMo metric" in (table.description or "")
     assert progress.data == 100.0
     assert (progress.description or "").startswith(
         "builds ingested 2/2, questions searched 10/10, answered 10/10, judged 10/10"

@@ -73,3 +73,15 @@ def test_the_retrieval_table_is_rounded() -> None:
     ]
     table = retrieval_table(summarize_retrieval(rows), "session")
     assert [r["recall_any@5"] for r in table] == [0.3333, 0.3333, 0.3333]
+
+
+def test_benchmark_exports_are_linked(tmp_path: Path) -> None:
+    report = _report(tmp_path)
+    exports = ["locomo_predictions.json", "beam/100K/1/results-lme-bench.json"]
+    for name in exports:
+        (report.run_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (report.run_dir / name).write_text("{}", encoding="utf-8")
+    links = _links(report_markdown(report, BASE))
+    assert [BASE + "run%20a/" + name for name in exports] == [
+        link for link in links if link.endswith(".json") and "config" not in link
+    ]
