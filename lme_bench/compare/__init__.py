@@ -5,6 +5,8 @@
 per run (lme_bench.compare.load), computes per-type, task-averaged, overall and abstention
 accuracies and every retrieval metric at every k with paired bootstrap intervals of B - A
 (lme_bench.compare.paired), beside each run's budgets and memory system (lme_bench.compare.budgets).
+LoCoMo runs add LoCoMo's official F1 and BEAM runs BEAM's rubric scores, paired per question
+(lme_bench.compare.official); runs of different benchmarks or dataset files do not compare.
 `lme-bench compare` renders and writes it (lme_bench.report.compare).
 """
 
@@ -25,6 +27,7 @@ from lme_bench.compare.load import (
     same_judging,
     select_labels,
 )
+from lme_bench.compare.official import check_same_data, compare_beam, compare_locomo
 from lme_bench.compare.paired import compare_labels, compare_metrics
 
 __all__ = ["CompareError", "Comparison", "build_comparison"]
@@ -100,9 +103,17 @@ def build_comparison(
     input or when the runs share nothing to compare."""
     if resamples < 1:
         raise CompareError(f"--resamples must be at least 1, got {resamples}")
-    qa = _qa(results_dir, run_a, run_b, judge, allow_different_judges, resamples, seed)
+    benchmark = check_same_data(results_dir, run_a, run_b)
+    qa, official = None, None
+    if benchmark == "beam":  # rubric scores, no verdicts: BEAM's own figures stand for QA
+        runs = load_scores(results_dir, run_a), load_scores(results_dir, run_b)
+        official = compare_beam(results_dir, runs, judge, allow_different_judges, resamples, seed)
+    else:
+        qa = _qa(results_dir, run_a, run_b, judge, allow_different_judges, resamples, seed)
+    if benchmark == "locomo":
+        official = compare_locomo(results_dir, run_a, run_b, resamples, seed)
     retrieval = _retrieval(results_dir, run_a, run_b, resamples, seed)
-    if qa is None and not retrieval:
+    if qa is None and not retrieval and not (official and official.rows):
         raise CompareError(
             f"runs {run_a!r} and {run_b!r} have nothing to compare: not both judged "
             "(scores.parquet) and not both with retrieval.parquet"
@@ -110,4 +121,15 @@ def build_comparison(
     budget_a = run_budget(run_dir(results_dir, run_a))
     budget_b = run_budget(run_dir(results_dir, run_b))
     budgets = unequal_budgets(budget_a, budget_b)
-    return Comparison(run_a, run_b, qa, retrieval, resamples, seed, budgets, (budget_a, budget_b))
+    return Comparison(
+        run_a,
+        run_b,
+        qa,
+        retrieval,
+        resamples,
+        seed,
+        budgets,
+        (budget_a, budget_b),
+        benchmark,
+        official,
+    )

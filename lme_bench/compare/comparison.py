@@ -1,5 +1,6 @@
-"""A comparison of two runs as data: the paired QA figures, the paired retrieval metrics and the
-budgets and memory systems of both runs (lme_bench.report renders it)."""
+"""A comparison of two runs as data: the paired QA figures, the paired retrieval metrics, a
+LoCoMo or BEAM run's own official figures paired, and the budgets and memory systems of both runs
+(lme_bench.report renders it)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lme_bench.compare.load import JudgeLabels
+from lme_bench.compare.official import OfficialPart
 from lme_bench.compare.paired import MetricComparison, QaComparison
 
 
@@ -35,3 +37,5 @@ class Comparison:
     seed: int
     unequal_budgets: list[str] = field(default_factory=list)
     memories: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # each run's memory system
+    benchmark: str | None = None  # locomo | beam | other (LongMemEval, a plug-in); None: unknown
+    official: OfficialPart | None = None  # LoCoMo's F1 or BEAM's rubric scores, paired

@@ -58,6 +58,7 @@ class ScoreRecord:
     prompt_sha256: str
     label: bool | None
     status: str
+    score: float | None = None  # BEAM's rubric score (older tables have no such column)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +118,9 @@ def load_scores(results_dir: Path, run_id: str) -> RunScores | None:
     rows = _read(path, _SCORE_COLUMNS, "scores table")
     if not rows:
         raise CompareError(f"run {run_id!r} has no scores: {path} holds no rows")
-    records = [ScoreRecord(**{c: row[c] for c in _SCORE_COLUMNS}) for row in rows]
+    records = [
+        ScoreRecord(**{c: row[c] for c in _SCORE_COLUMNS}, score=row.get("score")) for row in rows
+    ]
     return RunScores(run_id, path, records)
 
 

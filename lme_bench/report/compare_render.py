@@ -21,8 +21,10 @@ from lme_bench.compare.paired import (
     PairedDelta,
     Row,
 )
+from lme_bench.judge.locomo_stage import NOT_OFFICIAL
 from lme_bench.metrics.qa import Accuracy
 from lme_bench.report.compare_chart import BarChart, BarGroup, chart, render_svg
+from lme_bench.report.compare_official import official_chart, official_json, official_table
 from lme_bench.report.labels import SMALL_SAMPLE, digest_words, small_sample
 
 AVERAGES_NOTE = (
@@ -135,9 +137,10 @@ def _judge_line(side: str, run: str, labels: JudgeLabels) -> str:
 def _qa_sections(c: Comparison, qa: QaPart) -> list[Section]:
     scores = qa.scores
     rows = [*scores.per_type, scores.task_averaged, scores.overall, scores.abstention]
+    title = f"QA accuracy ({NOT_OFFICIAL})" if c.benchmark == "locomo" else "QA accuracy"
     found = [
         Section(
-            "QA accuracy",
+            title,
             [AVERAGES_NOTE, BOOTSTRAP_NOTE.format(resamples=c.resamples, seed=c.seed)],
             [
                 "question type",
@@ -165,7 +168,9 @@ def _qa_sections(c: Comparison, qa: QaPart) -> list[Section]:
 
 def sections(c: Comparison) -> list[Section]:
     intro = [memory_line("A", c.run_a, c.memories[0]), memory_line("B", c.run_b, c.memories[1])]
-    if c.qa is None:
+    if c.qa is None and c.benchmark == "beam":
+        intro.append("QA accuracy not compared: BEAM questions get rubric scores, not verdicts.")
+    elif c.qa is None:
         intro.append("QA not compared: not both runs were judged (retrieval only).")
     else:
         intro += [
@@ -180,6 +185,10 @@ def sections(c: Comparison) -> list[Section]:
             " below may come from the budget, not the memory: " + "; ".join(c.unequal_budgets) + "."
         )
     result = [Section(f"Compare `{c.run_a}` (A) vs `{c.run_b}` (B)", intro)]
+    if c.official is not None:
+        table = official_table(c.official, c.resamples, c.seed)
+        rows = [_metric_row(m) for m in table.rows]
+        result.append(Section(table.title, table.paragraphs, table.header, rows))
     if c.qa is not None:
         result += _qa_sections(c, c.qa)
     if not c.retrieval:
@@ -206,7 +215,10 @@ CHART_METRICS = ("recall_any@5", "recall_all@5", "ndcg_any@5", "recall_any@10", 
 
 
 def comparison_chart(c: Comparison) -> BarChart:
-    """QA accuracy per type when both runs were judged, else session-level retrieval."""
+    """A LoCoMo or BEAM run's official figures; else QA accuracy per type when both runs were
+    judged, else session-level retrieval."""
+    if c.official is not None and c.official.rows:
+        return official_chart(c.run_a, c.run_b, c.official)
     if c.qa is not None:
         return chart(c.run_a, c.run_b, c.qa.scores.per_type)
     session = next(p for p in c.retrieval if p.granularity == "session")
@@ -361,7 +373,10 @@ def to_json(c: Comparison) -> dict[str, Any]:
             "seed": c.seed,
             "note": BOOTSTRAP_NOTE.format(resamples=c.resamples, seed=c.seed),
         },
+        "benchmark": c.benchmark,
+        "official": official_json(c.official, c.resamples, c.seed) if c.official else None,
         "qa": _qa_json(c.qa) if c.qa is not None else None,
+        "qa_label": NOT_OFFICIAL if c.benchmark == "locomo" and c.qa is not None else None,
         "retrieval": {
             part.granularity: {
                 "metrics": {m.metric: _paired(m.paired) for m in part.official},

@@ -2,9 +2,10 @@
 task_eval/evaluation.py aggregates them (lme_bench.benchmarks.locomo.scoring), the evidence
 recall of the retrieval stage's ranking (its first `[qa] top_ke` turns), and the answers
 exported in the official format (`locomo_predictions.json`, answers only, no retrieved context;
-lme_bench.benchmarks.locomo.export) into the run folder. Beside F1, labelled as not the
-official metric, the first LLM judge's accuracy per category and overall (its verdicts by
-lme_bench.judge.locomo_stage's prompt mapping).
+lme_bench.benchmarks.locomo.export) into the run folder, and each question's F1 and evidence
+recall (`locomo_scores.json`, which `lme-bench compare` pairs across runs). Beside F1,
+labelled as not the official metric, the first LLM judge's accuracy per category and overall
+(its verdicts by lme_bench.judge.locomo_stage's prompt mapping).
 
 The gold labels come from the split's scorer-side files (lme_bench.dataset.build_records); a
 question's evidence is compared with its turn ranking as the build's turns (`s001:1`).
@@ -22,17 +23,20 @@ from lme_bench.benchmarks.builtin.locomo import CATEGORY_NAMES
 from lme_bench.benchmarks.locomo.export import Prediction, write_predictions
 from lme_bench.benchmarks.locomo.records import Conversation, Question, Sample
 from lme_bench.benchmarks.locomo.records import Gold as LocomoGold
-from lme_bench.benchmarks.locomo.scoring import aggregate, score_question
+from lme_bench.benchmarks.locomo.scoring import ScoredQuestion, aggregate, score_question
+from lme_bench.compare.official import LOCOMO_SCORES
 from lme_bench.dataset.build_records import gold_of
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.locomo_stage import NO_ANSWER_EXPLANATION, NOT_OFFICIAL, prompt_mapping
 from lme_bench.report.labels import count, percent
+from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_records import AccuracyRecord, QaReport
 from lme_bench.results.qa_scores import UNKNOWN_PROMPTS
 from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 
 PREDICTIONS_NAME = "locomo_predictions.json"
+QUESTION_SCORES_NAME = LOCOMO_SCORES  # each question's official F1, for comparisons
 NOT_OFFICIAL_SHORT = "not official"
 
 
@@ -141,6 +145,9 @@ def locomo_report(
         },
     }
     figures["llm_judge"] = judge_figures(qa)
+    if answers_scored:
+        _write_question_scores(run_dir / QUESTION_SCORES_NAME, scored)
+        figures["question_scores"] = QUESTION_SCORES_NAME
     if predictions and len(predictions) == len(refs):
         chosen = [
             Sample(
@@ -153,6 +160,21 @@ def locomo_report(
         write_predictions(run_dir / PREDICTIONS_NAME, chosen, predictions)
         figures["predictions"] = PREDICTIONS_NAME
     return figures, _markdown(figures)
+
+
+def _write_question_scores(path: Path, scored: Sequence[ScoredQuestion]) -> None:
+    """Each scored question's official F1 and evidence recall, as the figures above add them
+    up (lme_bench.compare pairs them per question across runs)."""
+    rows = [
+        {
+            "question_id": q.question_id,
+            "category": CATEGORY_NAMES[q.category],
+            "f1": q.score,
+            "evidence_recall": q.recall,
+        }
+        for q in scored
+    ]
+    write_text_atomically(path, json.dumps({"questions": rows}, indent=1) + "\n")
 
 
 def _cell(value: float | None) -> str:
