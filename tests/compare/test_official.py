@@ -122,8 +122,9 @@ def test_locomo_runs_compare_official_f1_paired_per_question(tmp_path: Path) -> 
         assert row.paired.a == pytest.approx(expected_a)
         assert row.paired.b == pytest.approx(expected_b)
         assert row.paired.delta == pytest.approx(expected_b - expected_a)
-    low, high = rows["overall"].paired.ci95 or (math.nan, math.nan)
-    assert low <= rows["overall"].paired.delta <= high
+    overall = rows["overall"].paired
+    assert overall.ci95 is not None and overall.delta is not None
+    assert overall.ci95[0] <= overall.delta <= overall.ci95[1]
     markdown = compare_runs("a", "b", results_dir=tmp_path, resamples=RESAMPLES).markdown
     assert "## LoCoMo F1 (official)" in markdown
 
