@@ -142,7 +142,7 @@ def compare_markdown(
     parts = []
     if png is not None:
         data = base64.b64encode(png.read_bytes()).decode()
-        parts += [f"![per-type accuracy, both runs](data:image/png;base64,{data})", ""]
+        parts += [f"![the comparison chart, both runs](data:image/png;base64,{data})", ""]
     parts += [markdown.rstrip(), "", "## Files", ""]
     base = link_base if results_dir is not None else None
     parts += [f"- [{p.name}]({file_link(p, results_dir or p.parent, base)})" for p in paths]
