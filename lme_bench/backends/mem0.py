@@ -10,8 +10,10 @@ all-MiniLM-L6-v2 by default: one model per process, shared with every other stag
 `langchain` LLM provider.
 
 With `infer = true` mem0 extracts facts from each session (one model call per `add`); every
-fact carries the session's key and date in its metadata. With `infer = false` every non-empty
-turn is stored as it is, one `add` per turn, with its turn index as well.
+fact carries the session's key and date in its metadata. An extraction reply cut by the output
+cap (which mem0 cannot parse, so it stores nothing) is asked again for each half of its turns.
+With `infer = false` every non-empty turn is stored as it is, one `add` per turn, with its turn
+index as well.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field
 
+from lme_bench.backends.mem0_cap_watch import CapWatchingModel
 from lme_bench.backends.mem0_embeddings import SharedEmbeddings
 from lme_bench.backends.mem0_qdrant import SharedFolder, acquire, release
 from lme_bench.backends.model_usage import model_account_counts, model_usage_since
@@ -66,7 +69,8 @@ class Mem0Params(BackendParams):
         default=0,
         ge=0,
         description="with infer: turns sent to mem0 per add call, one extraction each"
-        " (0: a whole session per call)",
+        " (0: a whole session per call); a reply cut by the output cap is asked again for"
+        " each half of its turns",
     )
     session_date_in_prompt: bool = Field(
         default=True,
@@ -128,11 +132,16 @@ def _mem0_memory_class() -> Any:
     return mem0.memory.main.Memory
 
 
+class ExtractionCutError(RuntimeError):
+    """mem0's extraction of one turn was cut by the output cap: its facts would be lost."""
+
+
 @dataclass
 class OpenMemory:
     memory: Any  # mem0's Memory
     shared: SharedFolder
     folder: Path
+    model: CapWatchingModel | None  # the memory's own watcher of mem0's model calls
 
 
 def _chunks(turns: list[Turn], size: int) -> Iterator[list[Turn]]:
@@ -202,7 +211,7 @@ class Mem0System:
 
     # mem0 is synchronous: every call runs in a worker thread, holding the folder's lock.
 
-    def _config(self, folder: Path, client: Any) -> dict[str, Any]:
+    def _config(self, folder: Path, client: Any, model: BaseChatModel | None) -> dict[str, Any]:
         return {
             "vector_store": {
                 "provider": "qdrant",
@@ -216,7 +225,7 @@ class Mem0System:
             },
             "llm": {
                 "provider": "langchain",
-                "config": {"model": self.env.chat_model or _NoModel()},
+                "config": {"model": model or _NoModel()},
             },
             "embedder": {"provider": "langchain", "config": {"model": self._embeddings}},
             "history_db_path": str(folder / "history.db"),
@@ -230,15 +239,17 @@ class Mem0System:
             memory_class = _mem0_memory_class()
             folder = memory_folder(self.root, user_id)
             folder.mkdir(parents=True, exist_ok=True)
+            chat_model = self.env.chat_model
+            model = CapWatchingModel(inner=chat_model) if chat_model is not None else None
             shared = acquire(folder / "qdrant", self.params.lock_wait_s)
             try:
                 with shared.lock:
-                    memory = memory_class.from_config(self._config(folder, shared.client))
+                    memory = memory_class.from_config(self._config(folder, shared.client, model))
             except BaseException:
                 release(shared)
                 raise
             memory.embedding_model = self._embeddings  # batches in one call (mem0_embeddings)
-            opened = OpenMemory(memory, shared, folder)
+            opened = OpenMemory(memory, shared, folder, model)
             self._memories[user_id] = opened
             return opened
 
@@ -271,8 +282,32 @@ class Mem0System:
                 return
             prompt = self._instructions(session)
             for chunk in _chunks(turns, self.params.messages_per_add):
-                messages = [_message(turn) for turn in chunk]
-                memory.add(messages, user_id=user_id, metadata=base, infer=True, prompt=prompt)
+                self._extract(opened, user_id, session, chunk, prompt)
+
+    def _extract(
+        self, opened: OpenMemory, user_id: str, session: Session, turns: list[Turn], prompt: Any
+    ) -> None:
+        """One mem0 add of `turns`; when the reply was cut by the output cap and nothing was
+        stored, the same for each half of them (one turn cut: an ExtractionCutError)."""
+        watch = opened.model
+        if watch is not None:
+            watch.reset()
+        base = {"session_key": session.key, "session_date": session.date}
+        messages = [_message(turn) for turn in turns]
+        added = opened.memory.add(
+            messages, user_id=user_id, metadata=base, infer=True, prompt=prompt
+        )
+        if watch is None or not watch.capped or (added or {}).get("results"):
+            return
+        if len(turns) == 1:
+            raise ExtractionCutError(
+                f"mem0: the extraction of turn {turns[0].index} of session {session.key} was cut"
+                " by the output cap, so mem0 stored nothing of it: raise [models]"
+                " max_tokens.memory"
+            )
+        middle = len(turns) // 2
+        self._extract(opened, user_id, session, turns[:middle], prompt)
+        self._extract(opened, user_id, session, turns[middle:], prompt)
 
     def _search(self, user_id: str, query: str, k: int) -> list[Hit]:
         if k <= 0 or not query.strip():

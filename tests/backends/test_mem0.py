@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from lme_bench.backends.mem0 import ExtractionCutError
 from lme_bench.backends.mem0_fake_model import mem0_extractor, user_messages
 from lme_bench.backends.protocol import Capability, Hit, MemorySystem, Session, Turn
 from lme_bench.backends.registry import open_system
@@ -200,6 +201,50 @@ def test_messages_per_add_splits_a_session_into_extractions(tmp_path: Path) -> N
             "My sister Ann helped me choose the bike.",
         ]
         assert {(h.session_key, h.date) for h in hits} == {(BIKE.key, BIKE.date)}
+        await system.close()
+
+    asyncio.run(check())
+
+
+HOBBIES = Session(
+    key="k-5e0b",
+    date="2024/03/15 (Fri) 00:00",
+    turns=tuple(
+        Turn(i, "user", text)
+        for i, text in enumerate(
+            ["I own a kayak.", "I play the cello.", "I grow basil.", "I collect stamps."]
+        )
+    ),
+)
+
+
+def test_an_extraction_cut_by_the_output_cap_is_asked_again_in_halves(tmp_path: Path) -> None:
+    # A long session's extraction (a BEAM batch) outgrew the cap: mem0 could not parse the cut
+    # reply and stored nothing of the session. With a cap of 16 words the fake extractor's
+    # reply fits one of these turns but not two.
+    pytest.importorskip("mem0")
+    capped = {"memory": "fake:mem0-extractor", "max_tokens": {"memory": 16}}
+
+    async def check() -> None:
+        system = open_system(
+            Settings(memory={"backend": "mem0"}, run={"results_dir": tmp_path}, models=capped)
+        )
+        memory_id = await system.open_memory("lme-title-capped")
+        await system.ingest_session(memory_id, HOBBIES)
+        usage = system.usage()
+        assert usage.model_calls == 1 + 2 + 4  # the session, its halves, its turns
+        assert usage.capped_replies == 1 + 2
+        hits = await search(system, memory_id, "hobbies", 10)
+        assert sorted(h.text for h in hits) == sorted(t.content for t in HOBBIES.turns)
+        assert {(h.session_key, h.date) for h in hits} == {(HOBBIES.key, HOBBIES.date)}
+
+        long_turn = Session(
+            key="k-77aa", date=HOBBIES.date, turns=(Turn(0, "user", "I sail. I row. I swim."),)
+        )
+        with pytest.raises(
+            ExtractionCutError, match=r"turn 0 of session k-77aa .*max_tokens\.memory"
+        ):
+            await system.ingest_session(memory_id, long_turn)
         await system.close()
 
     asyncio.run(check())
