@@ -8,6 +8,7 @@ external scripts, stylesheets or fonts (generic `sans-serif` only), so it can be
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
@@ -33,6 +34,7 @@ class BarChart:
     title: str
     series: tuple[str, str]  # legend labels of A and B
     groups: Sequence[BarGroup]
+    y_label: str = "accuracy (own judged questions)"
 
 
 def chart(run_a: str, run_b: str, per_type: Sequence[Row]) -> BarChart:
@@ -49,11 +51,11 @@ def _percent(value: float | None) -> str:
 
 
 def wrap_label(label: str) -> list[str]:
-    """Split a question type after hyphens into lines of at most ~16 characters."""
-    parts = label.split("-")
+    """Split a question type after hyphens (or underscores) into lines of at most ~16
+    characters."""
+    pieces = re.findall(r"[^-_]+[-_]?|[-_]", label)
     lines = [""]
-    for i, part in enumerate(parts):
-        piece = part + ("-" if i < len(parts) - 1 else "")
+    for piece in pieces:
         if lines[-1] and len(lines[-1]) + len(piece) > _LINE_CHARS:
             lines.append("")
         lines[-1] += piece
@@ -177,7 +179,7 @@ def render_png(chart: BarChart) -> bytes:
     axes.set_ylim(0.0, 1.2)
     axes.set_yticks([0.0, 0.25, 0.5, 0.75, 1.0])
     axes.set_yticklabels(["0%", "25%", "50%", "75%", "100%"])
-    axes.set_ylabel("accuracy (own judged questions)")
+    axes.set_ylabel(chart.y_label)
     axes.set_title(chart.title, fontsize=11)
     axes.grid(axis="y", color="#dddddd")
     axes.set_axisbelow(True)

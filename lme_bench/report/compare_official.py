@@ -29,6 +29,10 @@ NOTES = {
         "ability and chat ({resamples} resamples, seed {seed})."
     ),
 }
+Y_LABELS = {
+    "locomo": "mean F1, 0-1 as % (paired questions)",
+    "beam": "rubric score, 0-1 as % (paired questions)",
+}
 HEADER = ["{first}", "paired n", "A", "B", "Δ B-A", "95% CI of Δ"]
 
 
@@ -71,4 +75,5 @@ def official_chart(run_a: str, run_b: str, part: OfficialPart) -> BarChart:
         title=TITLES[part.benchmark],
         series=(f"A: {run_a}", f"B: {run_b}"),
         groups=[BarGroup(m.metric, (m.paired.a, m.paired.b)) for m in part.rows],
+        y_label=Y_LABELS[part.benchmark],
     )

@@ -227,6 +227,7 @@ def comparison_chart(c: Comparison) -> BarChart:
         title="Session-level retrieval (official average)",
         series=(f"A: {c.run_a}", f"B: {c.run_b}"),
         groups=[BarGroup(m.metric, (m.paired.a, m.paired.b)) for m in shown],
+        y_label="mean, 0-1 as % (paired questions)",
     )
 
 
