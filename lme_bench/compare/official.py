@@ -162,6 +162,19 @@ def _beam_scores(run: RunScores, judge: str) -> dict[str, tuple[str, float]]:
     return found
 
 
+def _prompts(run: RunScores, judge: str) -> dict[str, set[str]]:
+    """Prompt name -> the sha256 values the judge's rows record (BEAM's prompts as read)."""
+    found: dict[str, set[str]] = {}
+    for r in run.records:
+        if r.judge == judge:
+            found.setdefault(r.prompt_name, set()).add(r.prompt_sha256)
+    return found
+
+
+def _hashes(prompts: dict[str, set[str]]) -> str:
+    return ", ".join(sorted({sha[:12] for shas in prompts.values() for sha in shas})) or "none"
+
+
 def _beam_statistic(ability: str | None) -> Callable[[Groups, int], float | None]:
     """One side's BEAM figure over stratified pairs: an ability's score, or (None) the mean over
     abilities, by BEAM's own averaging."""
@@ -198,10 +211,13 @@ def compare_beam(
         return OfficialPart(
             "beam", BEAM_METRIC, [], note=f"Not compared: no LLM judge scored run {missing!r}."
         )
-    if judge_a != judge_b and not allow_different_judges:
+    prompts_a, prompts_b = _prompts(run_a, judge_a), _prompts(run_b, judge_b)
+    same_prompts = all(prompts_a[n] == prompts_b[n] for n in prompts_a.keys() & prompts_b.keys())
+    if (judge_a != judge_b or not same_prompts) and not allow_different_judges:
         raise CompareError(
-            f"the BEAM runs were scored by different judges: run {run_a.run_id!r} by {judge_a}, "
-            f"run {run_b.run_id!r} by {judge_b} (pass --allow-different-judges to compare anyway)"
+            f"the BEAM runs were scored differently: run {run_a.run_id!r} by {judge_a} "
+            f"(prompts {_hashes(prompts_a)}), run {run_b.run_id!r} by {judge_b} (prompts "
+            f"{_hashes(prompts_b)}); pass --allow-different-judges to compare anyway"
         )
     a, b = _beam_scores(run_a, judge_a), _beam_scores(run_b, judge_b)
     groups: Groups = {}

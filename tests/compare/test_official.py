@@ -69,7 +69,7 @@ def write_locomo(results: Path, run_id: str, side: int, sha: str = DATASET) -> N
     (folder / "locomo_scores.json").write_text(json.dumps({"questions": rows}))
 
 
-def _beam_row(qid: str, ability: str, score: float | None) -> ScoreRow:
+def _beam_row(qid: str, ability: str, score: float | None, sha: str = "b" * 64) -> ScoreRow:
     return ScoreRow(
         question_id=qid,
         question_type=ability,
@@ -79,7 +79,7 @@ def _beam_row(qid: str, ability: str, score: float | None) -> ScoreRow:
         repeat=0,
         prompt_version="beam-official",
         prompt_name="unified_llm_judge_base_prompt",
-        prompt_sha256="b" * 64,
+        prompt_sha256=sha,
         label=None,
         readable=score is not None,
         raw_verdict="{}",
@@ -89,12 +89,13 @@ def _beam_row(qid: str, ability: str, score: float | None) -> ScoreRow:
     )
 
 
-def write_beam(results: Path, run_id: str, side: int) -> None:
+def write_beam(results: Path, run_id: str, side: int, sha: str = "b" * 64) -> None:
     folder = _folder(results, run_id, {"beam": {"judge": JUDGE}}, DATASET)
-    rows = [_beam_row(q, a, v[side]) for q, (a, *v) in BEAM.items()]
+    rows = [_beam_row(q, a, v[side], sha) for q, (a, *v) in BEAM.items()]
     # a later repeat never counts: only the first judgment is the question's score
     rows += [
-        ScoreRow(**{**_beam_row(q, a, 0.123).__dict__, "repeat": 1}) for q, (a, *_) in BEAM.items()
+        ScoreRow(**{**_beam_row(q, a, 0.123, sha).__dict__, "repeat": 1})
+        for q, (a, *_) in BEAM.items()
     ]
     pq.write_table(scores_table(run_id, rows), folder / "scores.parquet")
 
@@ -223,3 +224,14 @@ def test_a_locomo_report_keeps_each_questions_f1_as_its_figures_add_them(tmp_pat
         mine = [q["f1"] for q in kept if q["category"] == category]
         assert row["count"] == len(mine) and row["f1"] == pytest.approx(_mean(mine))
     assert figures["overall_f1"] == pytest.approx(_mean([q["f1"] for q in kept]))
+
+
+def test_beam_runs_scored_with_other_prompts_need_the_flag(tmp_path: Path) -> None:
+    write_beam(tmp_path, "a", 0)
+    write_beam(tmp_path, "b", 1, sha="c" * 64)
+    with pytest.raises(CompareError, match=r"scored differently: run 'a' .*bbbbbbbbbbbb.*'b'"):
+        build_comparison("a", "b", results_dir=tmp_path, resamples=RESAMPLES)
+    c = build_comparison(
+        "a", "b", results_dir=tmp_path, resamples=RESAMPLES, allow_different_judges=True
+    )
+    assert c.official is not None and c.official.rows
