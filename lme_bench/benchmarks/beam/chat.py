@@ -6,7 +6,8 @@ the 10M tier's array of plans, each an object `{"plan-N": [batches]}`. A batch i
 messages `{"role", "id", "content", ...}`; the batch's date is the `time_anchor` its first
 message carries (`"March-15-2024"`; the batch-level `time_anchor` is null in the published
 files, and used when set). A batch becomes one session, its messages in order. Generation
-metadata on messages (`question_type`, `index`) is dropped: only the role and the text are kept.
+metadata on messages (`question_type`, `index`) is dropped: the role, the text and the
+message's `id` (which probing questions name as their evidence) are kept.
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ class _Reader:
         if not isinstance(content, str):
             shown = "missing" if content is None else f"a {type(content).__name__}"
             raise self.error(f"content is {shown}, expected text", f"{where}.content")
-        return Turn(role=role, text=content), raw.get("time_anchor")
+        number = raw.get("id")
+        message_id = number if isinstance(number, int) and not isinstance(number, bool) else None
+        return Turn(role=role, text=content, message_id=message_id), raw.get("time_anchor")
 
     def session(self, raw: Any, where: str, index: int) -> Session:
         if not isinstance(raw, dict):

@@ -46,6 +46,7 @@ DEFAULT_REFERENCE_FIELD = "answer"
 class Turn:
     role: Role
     text: str
+    message_id: int | None = None  # the message's `id` in chat.json (gold side: evidence)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from lme_bench.benchmarks.beam.chat import conversation_id_of, read_conversation
 from lme_bench.benchmarks.beam.models import TIERS, BeamGold, Conversation
@@ -55,27 +56,50 @@ def _chat_id(folder: Path) -> str:
 
 
 def conversation_build(conversation: Conversation) -> Build:
+    return conversation_layout(conversation)[0]
+
+
+def conversation_layout(conversation: Conversation) -> tuple[Build, dict[str, tuple[str, int]]]:
+    """The chat as a build, and where each message id ended up: (session key, turn index)."""
     ordered = sorted(conversation.sessions, key=lambda s: (s.date, s.index))
-    sessions = tuple(
-        BuildSession(
-            key=session_key(rank),
-            date=session.date.isoformat(),
-            turns=tuple(
-                BuildTurn(index=i, role=t.role, content=t.text) for i, t in enumerate(session.turns)
-            ),
-        )
-        for rank, session in enumerate(ordered)
-    )
-    return Build(build_id=conversation.conversation_id, sessions=sessions)
+    sessions, positions = [], {}
+    for rank, session in enumerate(ordered):
+        key = session_key(rank)
+        turns = []
+        for i, t in enumerate(session.turns):
+            turns.append(BuildTurn(index=i, role=t.role, content=t.text))
+            if t.message_id is not None:
+                positions[str(t.message_id)] = (key, i)
+        sessions.append(BuildSession(key=key, date=session.date.isoformat(), turns=tuple(turns)))
+    return Build(build_id=conversation.conversation_id, sessions=tuple(sessions)), positions
 
 
-def question_gold(gold: BeamGold) -> Gold:
-    sources = gold.extra.get("source_chat_ids")
-    evidence = tuple(str(s) for s in sources) if isinstance(sources, list) else ()
+def source_ids(sources: Any) -> tuple[str, ...]:
+    """The message ids a question names as its sources, in order, once each: a list of ids,
+    or (contradictions, updates, temporal pairs) an object of such lists."""
+    found: list[str] = []
+    if isinstance(sources, dict):
+        for value in sources.values():
+            found += source_ids(value)
+    elif isinstance(sources, list):
+        for value in sources:
+            found += source_ids(value)
+    elif isinstance(sources, int | str) and not isinstance(sources, bool):
+        found.append(str(sources))
+    return tuple(dict.fromkeys(found))
+
+
+def question_gold(gold: BeamGold, positions: dict[str, tuple[str, int]] | None = None) -> Gold:
+    """The labels in the protocol's form; evidence at the turns its source message ids name
+    (ids the chat does not hold stay in `evidence_ids` only)."""
+    evidence = source_ids(gold.extra.get("source_chat_ids"))
+    found = [positions[i] for i in evidence if i in positions] if positions else []
     answers = (gold.reference_answer,) if gold.reference_answer is not None else gold.rubric
     return Gold(
         question_id=gold.question_id,
         answers=answers,
+        evidence_sessions=tuple(dict.fromkeys(key for key, _ in found)),
+        evidence_turns=tuple(f"{key}:{i}" for key, i in found),
         evidence_ids=evidence,
         abstention=gold.ability == "abstention",
         native=gold,
@@ -124,6 +148,7 @@ class Beam:
     def questions(self, path: Path) -> Iterator[tuple[Question, Gold]]:
         for folder in self._folders(path):
             chat = _chat_id(folder)
+            _, positions = conversation_layout(read_conversation(folder / CHAT_FILE, chat))
             probing = read_probing_questions(folder / QUESTIONS_FILE, chat)
             for public in probing.questions:
                 gold = probing.gold_for(public)
@@ -133,4 +158,4 @@ class Beam:
                     category=gold.ability,
                     question=public.question,
                 )
-                yield question, question_gold(gold)
+                yield question, question_gold(gold, positions)

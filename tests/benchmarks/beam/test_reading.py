@@ -15,6 +15,7 @@ from lme_bench.benchmarks.beam.chat import iter_sessions, parse_anchor, read_con
 from lme_bench.benchmarks.beam.errors import BeamFormatError
 from lme_bench.benchmarks.beam.models import ABILITIES, ProbingQuestion, Turn
 from lme_bench.benchmarks.beam.questions import read_probing_questions
+from lme_bench.benchmarks.protocol import BuildTurn
 from lme_bench.dataset.errors import DatasetError
 from tests.benchmarks.beam.samples import CHAT, QUESTIONS, batch, write_chat, write_questions
 
@@ -25,7 +26,7 @@ def test_a_chat_becomes_sessions_in_order_with_dates_and_turns(tmp_path: Path) -
     assert [s.date for s in conversation.sessions] == [date(2024, 3, 15), date(2024, 4, 2)]
     first = conversation.sessions[0]
     assert [t.role for t in first.turns] == ["user", "assistant"] * 3
-    assert first.turns[0] == Turn("user", "I am planning a herb garden on my balcony.")
+    assert first.turns[0] == Turn("user", "I am planning a herb garden on my balcony.", 100)
     assert first.turns[-1].text == "It grows fast."
     assert conversation.turn_count == 8
 
@@ -158,7 +159,11 @@ def test_the_public_side_carries_no_gold(tmp_path: Path) -> None:
         "key",
         "question",
     ]
-    assert [f.name for f in dataclasses.fields(Turn)] == ["role", "text"]
+    # a message's id (what questions name as evidence) stays on the reader's side: a build's
+    # turns, all the memory gets, hold index, role, text and speaker only
+    assert [f.name for f in dataclasses.fields(Turn)] == ["role", "text", "message_id"]
+    built = [f.name for f in dataclasses.fields(BuildTurn)]
+    assert built == ["index", "role", "content", "speaker"]
     public = repr(probing.questions)  # (answers may well occur in the chat itself)
     for items in QUESTIONS.values():
         for raw in items:

@@ -66,3 +66,31 @@ def test_the_folder_digest_follows_the_files(tmp_path: Path) -> None:
     assert folder_sha256(tmp_path / "chats") == before
     path.write_text(path.read_text().replace("balcony", "terrace"))
     assert folder_sha256(tmp_path / "chats") != before
+
+
+def test_source_message_ids_become_evidence_turns_and_sessions(tmp_path: Path) -> None:
+    write_chat(tmp_path)
+    write_questions(tmp_path)
+    ordering = next(r for r in _prepare(tmp_path) if r.question_type == "event_ordering")
+    record = ordering.load()
+    marked = [
+        (s, i)
+        for s, turns in enumerate(record.haystack_sessions)
+        for i, t in enumerate(turns)
+        if t.has_answer
+    ]
+    assert marked == [(0, 0), (0, 2), (1, 0)]  # messages 100 and 102 of batch 1, 200 of batch 2
+    assert [record.haystack_sessions[s][i].content for s, i in marked] == [
+        "I am planning a herb garden on my balcony.",
+        "Basil or mint first?",
+        "The basil sprouted today.",
+    ]
+    assert len(record.answer_session_ids) == 2
+
+
+def test_source_ids_are_read_from_lists_and_objects_of_lists() -> None:
+    from lme_bench.benchmarks.builtin.beam import source_ids
+
+    assert source_ids([4, 60, 4]) == ("4", "60")
+    assert source_ids({"first_statement": [58], "second_statement": [24, 58]}) == ("58", "24")
+    assert source_ids(None) == ()
