@@ -6,7 +6,7 @@ per run (lme_bench.compare.load), computes per-type, task-averaged, overall and 
 accuracies and every retrieval metric at every k with paired bootstrap intervals of B - A
 (lme_bench.compare.paired), beside each run's budgets and memory system (lme_bench.compare.budgets).
 LoCoMo runs add LoCoMo's official F1 and BEAM runs BEAM's rubric scores, paired per question
-(lme_bench.compare.official); runs of different benchmarks or dataset files do not compare.
+(lme_bench.compare.official); runs of different benchmarks do not compare.
 `lme-bench compare` renders and writes it (lme_bench.report.compare).
 """
 
@@ -103,7 +103,7 @@ def build_comparison(
     input or when the runs share nothing to compare."""
     if resamples < 1:
         raise CompareError(f"--resamples must be at least 1, got {resamples}")
-    benchmark = check_same_data(results_dir, run_a, run_b)
+    benchmark, datasets = check_same_data(results_dir, run_a, run_b)
     qa, official = None, None
     if benchmark == "beam":  # rubric scores, no verdicts: BEAM's own figures stand for QA
         runs = load_scores(results_dir, run_a), load_scores(results_dir, run_b)
@@ -132,4 +132,5 @@ def build_comparison(
         (budget_a, budget_b),
         benchmark,
         official,
+        datasets,
     )

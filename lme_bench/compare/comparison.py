@@ -39,3 +39,4 @@ class Comparison:
     memories: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # each run's memory system
     benchmark: str | None = None  # locomo | beam | other (LongMemEval, a plug-in); None: unknown
     official: OfficialPart | None = None  # LoCoMo's F1 or BEAM's rubric scores, paired
+    different_datasets: str | None = None  # the note when the runs read different files

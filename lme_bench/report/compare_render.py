@@ -184,6 +184,8 @@ def sections(c: Comparison) -> list[Section]:
             "**Unequal budgets**: the systems were not searched and read alike, so differences"
             " below may come from the budget, not the memory: " + "; ".join(c.unequal_budgets) + "."
         )
+    if c.different_datasets:
+        intro.append(f"**Different dataset files**: {c.different_datasets}.")
     result = [Section(f"Compare `{c.run_a}` (A) vs `{c.run_b}` (B)", intro)]
     if c.official is not None:
         table = official_table(c.official, c.resamples, c.seed)
@@ -368,6 +370,7 @@ def to_json(c: Comparison) -> dict[str, Any]:
     return {
         "runs": runs,
         "unequal_budgets": c.unequal_budgets,
+        "different_datasets": c.different_datasets,
         "bootstrap": {
             "method": "paired percentile bootstrap, stratified by question type",
             "resamples": c.resamples,

@@ -1,7 +1,7 @@
 """`lme-bench compare` on LoCoMo and BEAM runs: each benchmark's own official figures, paired
 per question (LoCoMo's F1 per category and overall, BEAM's rubric scores per ability and the
 mean over abilities as BEAM averages them), and one clear error for runs of different benchmarks
-or dataset files."""
+(runs on different dataset files compare, with a note)."""
 
 from __future__ import annotations
 
@@ -201,11 +201,17 @@ def test_runs_of_different_benchmarks_do_not_compare(tmp_path: Path) -> None:
         build_comparison("locomo-run", "beam-run", results_dir=tmp_path, resamples=RESAMPLES)
 
 
-def test_runs_on_different_dataset_files_do_not_compare(tmp_path: Path) -> None:
+def test_runs_on_different_dataset_files_compare_with_a_note(tmp_path: Path) -> None:
     write_locomo(tmp_path, "a", 0)
     write_locomo(tmp_path, "b", 1, sha="e" * 64)
-    with pytest.raises(CompareError, match=r"'a' .*dddddddddddd.*'b' .*eeeeeeeeeeee"):
-        build_comparison("a", "b", results_dir=tmp_path, resamples=RESAMPLES)
+    found = build_comparison("a", "b", results_dir=tmp_path, resamples=RESAMPLES)
+    assert found.different_datasets is not None
+    assert "dddddddddddd" in found.different_datasets
+    assert "eeeeeeeeeeee" in found.different_datasets
+    same = build_comparison("a", "a", results_dir=tmp_path, resamples=RESAMPLES)
+    assert same.different_datasets is None
+    markdown = compare_runs("a", "b", results_dir=tmp_path, resamples=RESAMPLES).markdown
+    assert f"**Different dataset files**: {found.different_datasets}." in markdown
 
 
 def test_a_locomo_report_keeps_each_questions_f1_as_its_figures_add_them(tmp_path: Path) -> None:
