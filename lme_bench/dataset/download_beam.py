@@ -19,7 +19,8 @@ import os
 from pathlib import Path
 
 from lme_bench.dataset.beam_files import PINNED_FILES
-from lme_bench.dataset.download import Downloaded, DownloadError, _fetch, file_sha256
+from lme_bench.dataset.download import Downloaded, DownloadError
+from lme_bench.dataset.pinned_download import fetch_pinned
 from lme_bench.dataset.shards import folder_sha256
 
 REPO = "mohammadtavakoli78/BEAM"
@@ -50,38 +51,12 @@ def _by_hand(path: str) -> str:
     )
 
 
-def _fetch_verified(path: str, to: Path) -> None:
-    expected, size = PINNED_FILES[path]
-    target = to / path
-    if target.is_file() and target.stat().st_size == size and file_sha256(target) == expected:
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(f"{target.name}.part")
-    url = beam_url(path)
-    try:
-        _fetch(url, part)
-    except Exception as exc:  # no network, HTTP errors, a full disk
-        reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-        raise DownloadError(
-            f"cannot fetch {path} from {url} ({reason}); run the command again to resume,"
-            f" or {_by_hand(path)}"
-        ) from None
-    actual = file_sha256(part)
-    if actual != expected:
-        bad = target.with_name(f"{target.name}.bad")
-        part.replace(bad)
-        raise DownloadError(
-            f"{target}: sha256 {actual} differs from the lme-bench sha256 {expected}; the bytes"
-            f" were moved to {bad.name}. Run the command again, or {_by_hand(path)}"
-        )
-    part.replace(target)
-
-
 def download_beam(variant: str, to: Path) -> Downloaded:
     """Fetch the tier's chats into `to` (each file resumed, verified, then renamed); the tier
     folder a run reads and its content digest."""
     paths = tier_files(variant)
     for path in paths:
-        _fetch_verified(path, to)
+        expected, size = PINNED_FILES[path]
+        fetch_pinned(beam_url(path), to / path, expected, size, _by_hand(path), path)
     folder = to / "chats" / TIERS[variant]
     return Downloaded(folder, folder_sha256(folder), "lme-bench")

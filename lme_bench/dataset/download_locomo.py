@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lme_bench.dataset.download import Downloaded, DownloadError, _fetch, file_sha256
+from lme_bench.dataset.download import Downloaded
+from lme_bench.dataset.pinned_download import fetch_pinned
 
 REPO = "snap-research/locomo"
 COMMIT = "e76cdff4a04fce19090596d49862fe87a5c15aaa"  # "Added data and updated Readme"
@@ -40,27 +41,6 @@ def _by_hand() -> str:
 
 def download_locomo(to: Path) -> Downloaded:
     """Fetch `locomo10.zip` into `to` (resuming a partial `.part`) and verify its sha256."""
-    name = Path(FILE).name
-    to.mkdir(parents=True, exist_ok=True)
-    path, part = to / name, to / f"{name}.part"
-    url = locomo_url()
-    fetched = path if path.exists() and path.stat().st_size == SIZE else part
-    if fetched is part:
-        try:
-            _fetch(url, part)
-        except Exception as exc:  # no network, HTTP errors, a full disk
-            reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-            raise DownloadError(
-                f"cannot fetch {name} from {url} ({reason}); run the command again to resume,"
-                f" or {_by_hand()}"
-            ) from None
-    actual = file_sha256(fetched)
-    if actual != SHA256:
-        bad = path.with_name(f"{name}.bad")
-        fetched.replace(bad)
-        raise DownloadError(
-            f"{path}: sha256 {actual} differs from the lme-bench sha256 {SHA256}; the bytes were"
-            f" moved to {bad.name}. Run the command again, or {_by_hand()}"
-        )
-    fetched.replace(path)
-    return Downloaded(path, actual, "lme-bench")
+    path = to / Path(FILE).name
+    fetch_pinned(locomo_url(), path, SHA256, SIZE, _by_hand())
+    return Downloaded(path, SHA256, "lme-bench")
