@@ -135,7 +135,8 @@ def test_ui_artifacts_progress_scores_links_and_comparison(
     assert "(http://127.0.0.1:4201/change/scores.parquet)" in summary  # under [run] link_base
     assert "file://" not in summary
     comparison = _artifacts_of_last_run("compare").data
-    assert comparison.startswith("![the comparison chart") and "data:image/png;base64," in comparison
+    assert comparison.startswith("![the comparison chart")
+    assert "data:image/png;base64," in comparison
     assert "(http://127.0.0.1:4201/change/compare/" in comparison
     assert (tmp_path / "change" / "compare").is_dir()
     manifest = json.loads((tmp_path / "change" / "manifest.json").read_text())
