@@ -4,9 +4,13 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install install-dense install-all constraints local-model test-local-model run test test-all check bench serve deploy faults clean
 
-$(STAMP): pyproject.toml
+# Installs at the versions lme-bench is tested with (constraints.txt), so a fresh clone gets the
+# same packages as CI whatever PyPI has released since.
+PIP := $(BIN)/pip install --disable-pip-version-check -c constraints.txt
+
+$(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PIP) --quiet -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -14,14 +18,14 @@ install: $(STAMP)
 # The optional dense/hybrid search extra. Torch first, so pip keeps that build; elsewhere pass
 # TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu" for the CPU-only wheel.
 install-dense: $(STAMP)
-	$(BIN)/pip install torch==2.13.0 $(TORCH_PIP_ARGS)
-	$(BIN)/pip install -e '.[dev,dense]'
+	$(PIP) torch==2.13.0 $(TORCH_PIP_ARGS)
+	$(PIP) -e '.[dev,dense]'
 
 # Every backend's extra (mem0, LangGraph/LangMem, Graphiti on Kuzu) with the dense one; the
 # mcp-tools backend's reference server comes from npm when its tests first run.
 install-all: $(STAMP)
-	$(BIN)/pip install torch==2.13.0 $(TORCH_PIP_ARGS)
-	$(BIN)/pip install -e '.[dev,all]'
+	$(PIP) torch==2.13.0 $(TORCH_PIP_ARGS)
+	$(PIP) -e '.[dev,all]'
 
 # constraints.txt: this venv's versions, for installing a memory system's client beside
 # lme-bench without moving Prefect's pins (`pip install -c constraints.txt chromadb`).

@@ -23,9 +23,9 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from lme_bench.backends.registry import backend_class
+from lme_bench.backends.registry import params_class
 from lme_bench.config.backend_names import BUILT_IN
-from lme_bench.config.settings import ConfigError, Settings
+from lme_bench.config.settings import Settings
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.ingest_table import INGEST_SCHEMA
@@ -189,12 +189,7 @@ def _backend_params(out: list[str]) -> None:
     ]
     for name in BUILT_IN:
         title = f'### `[memory.params]` of `backend = "{name}"`'
-        try:
-            params = backend_class(name).Params
-        except ConfigError as error:  # its optional extra is not installed where this runs
-            out += [title, "", _cell(str(error)), ""]
-            continue
-        _section(params, "memory.params", "LME_MEMORY__PARAMS__", out, title=title)
+        _section(params_class(name), "memory.params", "LME_MEMORY__PARAMS__", out, title=title)
 
 
 def field_notes(row_type: type) -> dict[str, str]:

@@ -37,8 +37,8 @@ from graphiti_core.search.search_config import (
 )
 from graphiti_core.search.search_filters import SearchFilters
 from graphiti_core.utils.maintenance.graph_data_operations import clear_data
-from pydantic import Field
 
+from lme_bench.backends.extra_params import GraphitiParams
 from lme_bench.backends.graphiti_clients import (
     ChatModelLLMClient,
     CountingEmbedder,
@@ -69,25 +69,6 @@ _EPISODES_BY_UUID = (
     "MATCH (e:Episodic) WHERE e.uuid IN $uuids"
     " RETURN e.uuid AS uuid, e.name AS name, e.valid_at AS valid_at"
 )
-
-
-class GraphitiParams(BackendParams):
-    candidates: int = Field(
-        50,
-        ge=1,
-        description="facts ranked per search before the top k are kept (at least k): a fixed"
-        " depth, so a shallower search returns the top of a deeper one",
-    )
-    max_coroutines: int = Field(
-        4, ge=1, description="Graphiti's cap on concurrent model and embedding calls per step"
-    )
-    json_retries: int = Field(
-        1,
-        ge=0,
-        le=3,
-        description="times the memory model is asked again when its reply is not the JSON"
-        " object Graphiti asked for",
-    )
 
 
 def group_id_for(title: str, scope: str) -> str:

@@ -12,13 +12,13 @@ percent-encoded (LangGraph refuses labels with a period).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 from urllib.parse import quote, unquote
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.store.base import PutOp, SearchItem
-from pydantic import Field
 
+from lme_bench.backends.extra_params import LangGraphParams
 from lme_bench.backends.langgraph_stores import (
     EmbeddingCount,
     acquire_store,
@@ -38,21 +38,6 @@ from lme_bench.config.settings import ConfigError
 from lme_bench.embeddings import MINILM, load_embedder
 
 PAGE = 500  # items listed per call when deleting
-
-
-class LangGraphParams(BackendParams):
-    store: Literal["memory", "sqlite"] = Field(
-        default="sqlite",
-        description="'sqlite': a persistent SqliteStore in the backend's data folder (use it for"
-        " runs, reruns and Prefect flows); 'memory': an InMemoryStore shared by the backend"
-        " objects of one process, lost when the process ends (it does not survive a process"
-        " boundary)",
-    )
-    extract: Literal["none", "langmem"] = Field(
-        default="none",
-        description="'none': every turn is stored as it is; 'langmem': LangMem's memory manager"
-        " extracts memories from each session with [models] memory",
-    )
 
 
 def label(text: str) -> str:

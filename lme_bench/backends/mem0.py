@@ -33,8 +33,8 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
-from pydantic import Field
 
+from lme_bench.backends.extra_params import Mem0Params
 from lme_bench.backends.mem0_cap_watch import CapWatchingModel
 from lme_bench.backends.mem0_embeddings import SharedEmbeddings
 from lme_bench.backends.mem0_qdrant import SharedFolder, acquire, release
@@ -52,40 +52,6 @@ from lme_bench.config.settings import ConfigError
 
 _SAFE_ID = re.compile(r"[\w.:-]{1,100}")
 _SAFE_FOLDER = re.compile(r"[\w.-]{1,100}")
-
-
-class Mem0Params(BackendParams):
-    infer: bool = Field(
-        default=True,
-        description="mem0 extracts facts with [models] memory (true), or stores each turn as it"
-        " is (false: no model calls, hits carry their turn index)",
-    )
-    collection_name: str = Field(
-        default="lme_bench",
-        pattern=r"^[A-Za-z0-9_-]{1,64}$",
-        description="the Qdrant collection in each memory's folder (another name: new memories)",
-    )
-    messages_per_add: int = Field(
-        default=0,
-        ge=0,
-        description="with infer: turns sent to mem0 per add call, one extraction each"
-        " (0: a whole session per call); a reply cut by the output cap is asked again for"
-        " each half of its turns",
-    )
-    session_date_in_prompt: bool = Field(
-        default=True,
-        description="with infer: tell mem0's extractor the session's date in its custom"
-        " instructions (mem0's open-source add takes no timestamp; it would assume today)",
-    )
-    custom_instructions: str | None = Field(
-        default=None, description="with infer: mem0's custom extraction instructions"
-    )
-    lock_wait_s: float = Field(
-        default=600.0,
-        ge=0,
-        description="seconds to wait for a memory another process holds open (embedded"
-        " Qdrant lets one process at a time use a folder)",
-    )
 
 
 def memory_user_id(scope: str, title: str) -> str:

@@ -19,8 +19,10 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from lme_bench.backends.builtin_params import memory_path
+from lme_bench.backends.builtin_params import EmbeddedParams, McpParams, memory_path
 from lme_bench.backends.config_hints import params_problems
+from lme_bench.backends.extra_params import GraphitiParams, LangGraphParams, Mem0Params
+from lme_bench.backends.mcp_tools_params import McpToolsParams
 from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
 from lme_bench.common.code_digest import closure_digest
 from lme_bench.config.backend_names import BUILT_IN, registered, unknown_backend
@@ -29,6 +31,14 @@ from lme_bench.embeddings import load_embedder
 from lme_bench.plugins import import_hint, import_module_or_file
 
 _REQUIRED = ("Params", "name", "capabilities")
+_BUILT_IN_PARAMS: dict[str, type[BackendParams]] = {
+    "embedded": EmbeddedParams,
+    "mcp": McpParams,
+    "mem0": Mem0Params,
+    "langgraph": LangGraphParams,
+    "graphiti": GraphitiParams,
+    "mcp-tools": McpToolsParams,
+}
 
 
 def _module(module_name: str, attribute: str, where: str) -> ModuleType:
@@ -63,6 +73,13 @@ def backend_class(name: str) -> type[MemorySystem]:
     if name in BUILT_IN or ":" in name:  # no scan of the installed packages' entry points
         return _load(BUILT_IN.get(name, name), where)
     return _load(registered().get(name) or name, where)
+
+
+def params_class(name: str) -> type[BackendParams]:
+    """The class that checks `[memory.params]` of backend `name`: a built-in's without importing
+    the backend (so on a plain install too, where its extra is missing), any other's from its
+    class."""
+    return _BUILT_IN_PARAMS.get(name) or backend_class(name).Params
 
 
 def backend_source_digest(name: str) -> str:

@@ -12,7 +12,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-pytest.importorskip("graphiti_core", reason="needs the graphiti extra")
+from tests.extras import reason
+
+pytest.importorskip("graphiti_core", reason=reason("graphiti"))
 
 from graphiti_core.prompts.extract_edges import EdgeTimestamps
 from graphiti_core.prompts.models import Message

@@ -12,7 +12,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-pytest.importorskip("langmem", reason="needs the langgraph extra (make install-all)")
+from tests.extras import reason
+
+pytest.importorskip("langmem", reason=reason("langgraph"))
 
 from lme_bench.backends.langgraph_store import LangGraphSystem, LangMemSystem
 from lme_bench.backends.langgraph_stores import DATABASE_NAME

@@ -14,6 +14,7 @@ from lme_bench.backends.mem0_fake_model import mem0_extractor, user_messages
 from lme_bench.backends.protocol import Capability, Hit, MemorySystem, Session, Turn
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings
+from tests.extras import needs_extra
 
 pytestmark = pytest.mark.slow  # loads sentence-transformers and a model: tens of seconds
 
@@ -64,7 +65,7 @@ def given_text(*sessions: Session) -> str:
 
 
 def test_fake_extractor_answers_mem0s_own_prompt() -> None:
-    pytest.importorskip("mem0")
+    needs_extra("mem0")
     import json
 
     from langchain_core.messages import HumanMessage, SystemMessage
@@ -101,7 +102,7 @@ def test_bad_params_and_a_missing_model_are_config_errors(tmp_path: Path) -> Non
 
 
 def test_infer_extracts_facts_with_session_provenance(tmp_path: Path) -> None:
-    pytest.importorskip("mem0")
+    needs_extra("mem0")
 
     async def check() -> None:
         system = open_system(settings(tmp_path))
@@ -157,7 +158,7 @@ def test_infer_extracts_facts_with_session_provenance(tmp_path: Path) -> None:
 
 
 def test_raw_turns_keep_their_turn_index_and_need_no_model(tmp_path: Path) -> None:
-    pytest.importorskip("mem0")
+    needs_extra("mem0")
 
     async def check() -> None:
         system = open_system(settings(tmp_path, model=None, infer=False))
@@ -187,7 +188,7 @@ def test_raw_turns_keep_their_turn_index_and_need_no_model(tmp_path: Path) -> No
 
 
 def test_messages_per_add_splits_a_session_into_extractions(tmp_path: Path) -> None:
-    pytest.importorskip("mem0")
+    needs_extra("mem0")
 
     async def check() -> None:
         system = open_system(settings(tmp_path, messages_per_add=2))
@@ -222,7 +223,7 @@ def test_an_extraction_cut_by_the_output_cap_is_asked_again_in_halves(tmp_path: 
     # A long session's extraction (a BEAM batch) outgrew the cap: mem0 could not parse the cut
     # reply and stored nothing of the session. With a cap of 16 words the fake extractor's
     # reply fits one of these turns but not two.
-    pytest.importorskip("mem0")
+    needs_extra("mem0")
     capped = {"memory": "fake:mem0-extractor", "max_tokens": {"memory": 16}}
 
     async def check() -> None:

@@ -10,8 +10,9 @@ from lme_bench.backends.protocol import MemorySystem
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings
 from lme_bench.conformance import MemorySystemConformance
+from tests.extras import reason
 
-pytest.importorskip("mem0")
+pytest.importorskip("mem0", reason=reason("mem0"))
 pytestmark = pytest.mark.slow  # a real mem0 with the MiniLM model: about a minute
 
 

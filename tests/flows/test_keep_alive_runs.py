@@ -5,7 +5,6 @@ question completes, connections are reused, and every request carries an output 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from lme_bench_flows.longmemeval import longmemeval
 from prefect.testing.utilities import prefect_test_harness
 
 from lme_bench.run.request import RunRequest
+from tests.extras import skip_without_extra
 from tests.faults.throttling_llm import ThrottlingPolicies
 from tests.providers.fake_bedrock_server import serve_bedrock
 from tests.providers.fake_openai_server import FakeOpenAI, serve
@@ -97,7 +97,7 @@ def test_every_ingestion_mode_answers_and_judges_over_kept_alive_connections(
     assert choices == expected[mode]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mem0") is None, reason="needs the mem0 extra")
+@skip_without_extra("mem0")
 def test_a_memory_systems_own_model_over_kept_alive_connections(
     harness: None, tmp_path: Path, llm: tuple[str, FakeOpenAI]
 ) -> None:

