@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -156,6 +157,12 @@ class Mem0System:
 
     def __init__(self, params: BackendParams, env: BackendEnv) -> None:
         assert isinstance(params, Mem0Params)
+        if importlib.util.find_spec("mem0") is None:  # imported at a memory's first use
+            raise ConfigError(
+                "[memory] backend = 'mem0' needs the mem0 extra, which is not installed:"
+                " pip install -c constraints.txt 'lme-bench[mem0]' (make install-all installs"
+                " every extra)"
+            )
         self.params = params
         self.env = env
         self.root = env.data_dir  # one folder per backend: every memory a folder in it
