@@ -19,7 +19,7 @@ from lme_bench.report.beam import beam_table, beam_words
 from lme_bench.report.cost import cost_rows, own_calls_words
 from lme_bench.report.html_chart import Bar, bars_svg
 from lme_bench.report.html_questions import QuestionView, question_card, question_view
-from lme_bench.report.ingest import empty_memory_text
+from lme_bench.report.ingest import empty_memory_text, ingested_words
 from lme_bench.report.judge_profile import successor_facts
 from lme_bench.report.labels import (
     MODES,
@@ -38,6 +38,7 @@ from lme_bench.report.labels import (
 from lme_bench.report.locomo import official_words as locomo_words
 from lme_bench.report.locomo import table as locomo_table
 from lme_bench.report.qa import INTERVALS_NOTE
+from lme_bench.report.run_facts import run_facts
 from lme_bench.report.summary import (
     SHOWN_METRICS,
     memory_facts,
@@ -273,7 +274,8 @@ def _ingestion_rows(ingestion: dict[str, Any]) -> list[tuple[str, str]]:
         if key == "modes":
             rows.append((label(key), words(value, MODES)))
         elif key == "seconds":
-            rows.append((label(key), seconds(value)))
+            summed = f"ingestion time, summed over {ingested_words(ingestion)}"
+            rows.append((summed, seconds(value)))
         elif key == "llm_calls_per_turn":
             rows.append((label(key), "-" if value is None else f"{value:.2f}"))
         elif isinstance(value, dict):
@@ -309,10 +311,10 @@ def _cost_section(summary: dict[str, Any]) -> str:
 def _about(summary: dict[str, Any], views: Sequence[QuestionView], primary: str | None) -> str:
     """What the run was: the memory system, its search and how fast, how it was fed, which
     model answered and who judged."""
-    facts = memory_facts(summary)
+    facts = [*run_facts(summary), *memory_facts(summary)]
     modes = (summary.get("ingestion") or {}).get("modes")
     if modes:
-        facts.insert(1, ("ingestion", words(modes, MODES)))
+        facts.insert(len(run_facts(summary)) + 1, ("ingestion", words(modes, MODES)))
     models = sorted({v.hypothesis.qa_model for v in views if v.hypothesis is not None})
     if models:
         facts.append(("answering model", words(models)))

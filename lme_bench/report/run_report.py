@@ -17,6 +17,7 @@ from lme_bench.report.ingest import empty_memory_markdown, empty_memory_text, to
 from lme_bench.report.judge_profile import successor_words
 from lme_bench.report.labels import count, percent
 from lme_bench.report.qa import qa_markdown
+from lme_bench.report.run_facts import run_facts_markdown
 from lme_bench.report.summary import memory_markdown, summary_markdown
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_scores import primary_judge
@@ -91,7 +92,8 @@ def run_markdown(summary: dict[str, Any], title: str, run_id: str, questions: in
     """summary.md: retrieval, the memory system, ingestion, QA, cost and the estimate beside
     what was spent, with banners for empty memories and failed questions under the title."""
     heading, _, retrieval = summary_markdown(summary, title).partition("\n\n")
-    markdown = f"{heading}\n\n{memory_markdown(summary)}\n{retrieval}"
+    sections = [part for part in (run_facts_markdown(summary), memory_markdown(summary)) if part]
+    markdown = f"{heading}\n\n" + "\n".join(sections) + f"\n{retrieval}"
     markdown += "\n" + totals_markdown(summary["ingestion"])
     if summary.get("qa"):
         markdown += "\n" + qa_markdown(summary["qa"])

@@ -42,7 +42,7 @@ from lme_bench.results.readback import (
 )
 from lme_bench.results.summary import search_latency, summarize_retrieval
 from lme_bench.results.tables import retrieval_table, write_parquet
-from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow
+from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow, has_evidence_turns
 from lme_bench.run.attribution import attribute_all
 from lme_bench.run.cache_keys import memory_scope
 from lme_bench.run.estimate import calls_models, estimate_run
@@ -144,7 +144,14 @@ def write_run(
         ingested = {o.question_id for o in results.outcomes}  # a build's first question
         built = {r.build for r in refs if r.question_id in ingested}
         ingested = {r.question_id for r in refs if r.build in built}  # every question of it
-        attribute_all(results.scores, hypotheses, ingested, empty_memories)
+        by_id = {r.question_id: r for r in refs}
+        attribute_all(
+            results.scores,
+            hypotheses,
+            ingested,
+            empty_memories,
+            has_evidence=lambda q: q in by_id and has_evidence_turns(by_id[q].load()),
+        )
         write_parquet(run_dir / "scores.parquet", scores_table(run_id, results.scores))
         rubric = {r.question_id for r in refs if r.benchmark == "beam"}  # own section, below
         types = {r.question_id: r.question_type for r in refs}
@@ -184,6 +191,10 @@ def write_run(
         estimate = estimate_run((r.load() for r in refs), settings, builds=[r.build for r in refs])
         spent = spent_by_stage(sessions, results.hypotheses or [], results.scores or [])
         summary["estimate"] = beside_spent(estimate, spent)
+    summary["run"] = {
+        "dataset": {"path": str(prepared.path), "sha256": prepared.sha256},
+        "wall_seconds": round((datetime.now(UTC) - started_at).total_seconds(), 3),
+    }
     failed = sorted(results.failed)
     summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
     markdown = run_markdown(summary, title, run_id, len(refs))

@@ -136,7 +136,7 @@ class RunProgress:
         left, done = "", self.questions_done
         if 0 < done < self.total:
             left = f", ~{_clock(elapsed * (self.total - done) / done)} left"
-        parts.append(f"{_clock(elapsed)} elapsed{left}")
+        parts.append(f"{_clock(elapsed)} wall{left}")
         return " | ".join(parts)
 
     def _stage_done(self, stage: str) -> str:

@@ -47,7 +47,7 @@ def test_line_counts_calls_spend_and_time_left() -> None:
     progress.update(questions_done=1, failed=1)
     assert progress.line() == (
         "1/4 questions | ingest 1 answer 2 | 1 failed | 7 model calls | spent $2.00 | "
-        "0:30 elapsed, ~1:30 left"
+        "0:30 wall, ~1:30 left"
     )
     assert out.getvalue() == progress.line() + "\n"  # not a terminal: a plain line
 
