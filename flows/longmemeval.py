@@ -207,6 +207,12 @@ def _run_questions(
         progress.update(collector.questions_done, len(collector.failed), sum(reused.values()))
         return follow
 
+    def tick(running: dict[str, int]) -> None:  # while stages run, before any finishes
+        terminal.tick(running)
+        progress.tick(
+            running, collector.questions_done, len(collector.failed), sum(reused.values())
+        )
+
     locations = tasks.locate_memories(_as_is(refs), _as_is(settings), scope)
     limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
     STOPPING.clear()
@@ -221,6 +227,7 @@ def _run_questions(
             reuse,
             batch_sizes,
             every_ingestion_started=every_ingestion_started,
+            tick=tick,
         )
 
     def run_held_back(stage: str) -> None:
