@@ -7,7 +7,7 @@ from typing import Any
 
 from lme_bench.report.labels import seconds
 
-WALL_NOTE = "wall: from the run's start to its report"
+WALL_NOTE = "from the run's start to its report"
 
 
 def wall_words(value: float | None) -> str:

@@ -30,6 +30,7 @@ from lme_bench.results.ingest_table import (
     question_health,
 )
 from lme_bench.results.manifest import build_manifest, write_manifest
+from lme_bench.results.memory_excerpts import record_excerpts
 from lme_bench.results.memory_identity import memory_identity
 from lme_bench.results.qa_records import PromptSource, QaReport
 from lme_bench.results.qa_scores import export_official, primary_judge, qa_summary
@@ -106,6 +107,18 @@ def _memory(settings: Settings, summary: dict[str, Any]) -> dict[str, Any]:
         "search": search_label(settings),
         "provenance": {g: summary[g]["provenance"] for g in GRANULARITIES},
     }
+
+
+def _excerpts(outcomes: list[IngestOutcome], refs: list[QuestionRef]) -> dict[str, Any]:
+    """By memory build, what this run's ingestions read back from their memories."""
+    build_of = {r.question_id: r.build for r in refs}
+    found: dict[str, Any] = {}
+    for outcome in outcomes:
+        excerpt = getattr(outcome, "memory_excerpt", None)  # None in results cached before it
+        if hasattr(outcome, "memory_excerpt"):
+            build = build_of.get(outcome.question_id, outcome.question_id)
+            found[build] = excerpt.to_json() if excerpt is not None else None
+    return found
 
 
 def write_run(
@@ -224,7 +237,8 @@ def write_run(
             else read_scores(run_dir / "scores.parquet")
         )
         tables = (retrieval, hypotheses_read, scores_read)
-        write_report(run_dir, title, markdown, summary, refs, tables, results.failed)
+        excerpts = record_excerpts(run_dir, _excerpts(results.outcomes, refs))
+        write_report(run_dir, title, markdown, summary, refs, tables, results.failed, excerpts)
     manifest = build_manifest(
         run_id=run_id,
         request=plan.request,

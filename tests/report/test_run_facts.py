@@ -65,7 +65,7 @@ def test_durations_say_wall_or_summed_and_the_run_wall_time_is_shown(tmp_path: P
     wall = report.summary["run"]["wall_seconds"]
     assert 373 <= wall < 373 + 120
     markdown = (report.run_dir / "summary.md").read_text()
-    assert re.search(r"^- run time: 6 min \d+ s wall \(wall: from the run's start", markdown, re.M)
+    assert re.search(r"^- run time: 6 min \d+ s wall \(from the run's start", markdown, re.M)
     ingestion = markdown.split("## Ingestion", 1)[1].split("\n## ", 1)[0]
     assert re.search(r"ingestion [\d.]+ m?s summed over 3 questions \(not wall time\)", ingestion)
     page = (report.run_dir / "report.html").read_text()
