@@ -225,6 +225,7 @@ def write_run(
         judges = [j for j in (settings.models.judge, settings.judge.second_model) if j]
         summary["beam"], section = beam_report(run_dir, refs, answers, judged, judges)
         markdown += section
+    excerpts = record_excerpts(run_dir, _excerpts(results.outcomes, refs))
     if "report" in settings.stages:
         hypotheses_read = (
             results.hypotheses
@@ -237,7 +238,6 @@ def write_run(
             else read_scores(run_dir / "scores.parquet")
         )
         tables = (retrieval, hypotheses_read, scores_read)
-        excerpts = record_excerpts(run_dir, _excerpts(results.outcomes, refs))
         write_report(run_dir, title, markdown, summary, refs, tables, results.failed, excerpts)
     manifest = build_manifest(
         run_id=run_id,

@@ -114,3 +114,27 @@ def test_a_backend_that_cannot_list_its_contents_says_so(tmp_path: Path) -> None
     report, _ = _run(settings, limit=1)
     (card,) = _cards((report.run_dir / "report.html").read_text()).values()
     assert '<dt>memory holds</dt><dd><span class="none">not available from this backend' in card
+
+
+def test_an_mcp_memory_server_is_read_back_with_its_own_tools(tmp_path: Path) -> None:
+    from tests.wire.capture import http_sent, tool_calls
+    from tests.wire.servers import RecordingHttpServer
+
+    record = tmp_path / "sent.log"
+    server = RecordingHttpServer(tmp_path / "server")
+    server.start(record)
+    try:
+        params = server.settings().model_dump(mode="json")
+        settings = _settings(tmp_path, None, **{"memory.backend": "mcp", "memory.params": params})
+        plan = plan_run(settings)
+        _, refs = prepare_questions(plan, limit=1)
+        outcome = asyncio.run(ingest_question(refs[0], settings, plan.run_id))
+    finally:
+        server.stop()
+    excerpt = outcome.memory_excerpt
+    assert excerpt is not None and excerpt.available
+    assert excerpt.entry_count == outcome.entries == refs[0].n_turns
+    assert len(excerpt.entries) == 3 and all(excerpt.entries)
+    _, messages = http_sent(record)
+    names = [name for name, _ in tool_calls(messages)]
+    assert "list_entries" in names and "get_context" in names
