@@ -45,6 +45,7 @@ class Progress:
         self.every_s = every_s
         self.builds, self.stages = builds, list(stages)
         self.stage_done: dict[str, int] = dict.fromkeys(self.stages, 0)
+        self.running: dict[str, int] = {}
         self._changed = threading.Condition()
         created = create_progress_artifact(
             0.0, key="question-progress", description=self._text(0, 0, 0)
@@ -65,6 +66,16 @@ class Progress:
             if stage in self.stage_done:
                 self.stage_done[stage] += 1
 
+    def tick(self, running: dict[str, int], done: int, failed: int, reused: int = 0) -> None:
+        """The scheduler's heartbeat: the task runs in flight by stage, sent (at most once a
+        second, and only when it changed) before any question is done."""
+        with self._changed:
+            running = {stage: n for stage, n in running.items() if n}
+            if running == self.running:
+                return
+            self.running = running
+        self.update(done, failed, reused)
+
     def update(self, done: int, failed: int, reused: int = 0) -> None:
         with self._changed:
             self._latest = (done, failed, reused)
@@ -73,6 +84,7 @@ class Progress:
     def close(self, done: int, failed: int, reused: int = 0) -> None:
         with self._changed:
             self._latest, self._closed = (done, failed, reused), True
+            self.running = {}
             self._changed.notify()
         self._sender.join(timeout=30)
 
@@ -91,9 +103,9 @@ class Progress:
 
     def _text(self, done: int, failed: int, reused: int) -> str:
         with self._changed:
-            counts = dict(self.stage_done)
+            counts, running = dict(self.stage_done), dict(self.running)
         return progress_text(
-            self.total, done, failed, reused, builds=self.builds, stage_done=counts
+            self.total, done, failed, reused, builds=self.builds, stage_done=counts, running=running
         )
 
     def _send(self, done: int, failed: int, reused: int) -> None:

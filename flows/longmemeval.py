@@ -34,6 +34,7 @@ from lme_bench.common.secrets import RedactingLogFilter
 from lme_bench.common.stop_signal import STOPPING
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
+from lme_bench.report.run_facts import wall_words
 from lme_bench.report.run_report import headline
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_settings
@@ -206,6 +207,12 @@ def _run_questions(
         progress.update(collector.questions_done, len(collector.failed), sum(reused.values()))
         return follow
 
+    def tick(running: dict[str, int]) -> None:  # while stages run, before any finishes
+        terminal.tick(running)
+        progress.tick(
+            running, collector.questions_done, len(collector.failed), sum(reused.values())
+        )
+
     locations = tasks.locate_memories(_as_is(refs), _as_is(settings), scope)
     limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
     STOPPING.clear()
@@ -220,6 +227,7 @@ def _run_questions(
             reuse,
             batch_sizes,
             every_ingestion_started=every_ingestion_started,
+            tick=tick,
         )
 
     def run_held_back(stage: str) -> None:
@@ -327,10 +335,11 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
             artifacts.publish_comparison(request.compare_to, report, settings.run.link_base)
     done = len(refs) - len(report.failed)
     get_run_logger().info(
-        "%d of %d questions done (%d failed); %s; results: %s",
+        "%d of %d questions done (%d failed) in %s; %s; results: %s",
         done,
         len(refs),
         len(report.failed),
+        wall_words(report.summary["run"]["wall_seconds"]),
         headline(report.summary),
         report.run_dir,
     )

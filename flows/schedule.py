@@ -60,12 +60,16 @@ def run_jobs(
     reuse: Callable[[Job], Done | None] = lambda job: None,
     batch_sizes: dict[str, int] | None = None,
     every_ingestion_started: Callable[[], None] = lambda: None,
+    tick: Callable[[dict[str, int]], None] = lambda running: None,
+    tick_s: float = 1.0,
 ) -> None:
     """Run `jobs` and every job `finished` returns for them, at most limits[stage] task runs
     at once. `submit` gets one job, or up to batch_sizes[stage] of a stage that has one (a
     batch task, returning a batch.Outcome per job). A job whose result `reuse` finds (a cache
     hit) is finished without a task run. `every_ingestion_started` is called once no
-    ingestion waits (ingestions come only from `jobs`)."""
+    ingestion waits (ingestions come only from `jobs`). `tick` gets the task runs in flight by
+    stage once jobs are submitted and again every `tick_s` seconds while none finishes, so the
+    progress shows from the first call on, not only when a whole stage of a question is done."""
     sizes = batch_sizes or {}
     queues: dict[str, deque[Job]] = {stage: deque() for stage in STAGE_ORDER}
 
@@ -94,9 +98,14 @@ def run_jobs(
         if ingestions_waiting and not queues["ingest"]:
             ingestions_waiting = False
             every_ingestion_started()
-        done, _ = concurrent.futures.wait(
-            list(running), return_when=concurrent.futures.FIRST_COMPLETED
-        )
+        tick(dict(in_flight))
+        done: set[concurrent.futures.Future[Any]] = set()
+        while running and not done:
+            done, _ = concurrent.futures.wait(
+                list(running), timeout=tick_s, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            if not done:
+                tick(dict(in_flight))
         for key in done:
             taken, future = running.pop(key)
             stage = taken[0].stage

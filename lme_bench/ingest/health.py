@@ -2,6 +2,10 @@
 
 - `ok`: the memory holds something; `empty`: it holds nothing, so no answer can come from it;
   `unchecked`: not looked at (rows written before the check existed).
+- `context-unchanged`: the memory agent stored a context document in the first session and
+  never changed it after, over two or more sessions (e.g. a small model that writes "The
+  complete updated context document has been sent to the user" every time): the memory holds
+  something, but not what the later sessions said.
 - A memory with an entry surface (Capability.ENTRIES) is empty when it holds no entry and no
   context document: raw ingestion that stored entries and context-only ingestion that stored a
   context are healthy, an agentic one that stored neither is not.
@@ -18,13 +22,16 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 
 from lme_bench.backends.protocol import MemorySystem
 from lme_bench.dataset.views import QuestionView
 from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.ingest.records import SessionRecord
 
 HEALTHY = "ok"
 EMPTY = "empty"
+CONTEXT_UNCHANGED = "context-unchanged"
 UNCHECKED = "unchecked"
 PROBE_CHARS = 200  # of a message searched as it is
 _WORD = re.compile(r"\w{4,}")
@@ -76,3 +83,13 @@ async def searched_health(system: MemorySystem, memory_id: str, view: QuestionVi
         if found:
             return HEALTHY
     return EMPTY
+
+
+def context_health(health: str, records: Sequence[SessionRecord]) -> str:
+    """An agent ingestion's health given what each session stored: `context-unchanged` when a
+    healthy memory's sessions after the first changed its context document in none of them
+    (a session stores its context only when it differs from the one it started from)."""
+    later = [r for r in records if r.session_index > 0]
+    if health != HEALTHY or not later or any(r.context_chars for r in later):
+        return health
+    return CONTEXT_UNCHANGED

@@ -21,8 +21,14 @@ from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.ingest.as_they_are import TurnEntries, WholeSessions
 from lme_bench.ingest.build_locks import BUILD_LOCKS
 from lme_bench.ingest.checkpoint import Checkpoints, claimed_fingerprints
+from lme_bench.ingest.excerpt import MemoryExcerpt, read_excerpt
 from lme_bench.ingest.fingerprint import ingest_fingerprint
-from lme_bench.ingest.health import UNCHECKED, entry_memory_health, searched_health
+from lme_bench.ingest.health import (
+    UNCHECKED,
+    context_health,
+    entry_memory_health,
+    searched_health,
+)
 from lme_bench.ingest.loop import SessionWriter, feed_sessions
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.ingest.titles import memory_title
@@ -58,7 +64,8 @@ class IngestOutcome:
     sessions: list[SessionRecord] = field(default_factory=list)
     ingestion_id: str = ""  # which ingestion filled the memory (see Checkpoints.begin_ingestion)
     system_usage: Usage = field(default_factory=Usage)  # the memory system's own calls
-    ingest_health: str = UNCHECKED  # ok | empty: what the memory holds after (ingest/health.py)
+    ingest_health: str = UNCHECKED  # ok | empty | context-unchanged (ingest/health.py)
+    memory_excerpt: MemoryExcerpt | None = None  # what the memory holds after, read back
 
     @property
     def turns(self) -> int:
@@ -284,8 +291,11 @@ async def _ingest_question(
             )
         if backend is not None:
             health = await entry_memory_health(backend, vault_id, memory_id, entries)
+            if settings.ingest.mode != "raw":  # the memory agent keeps its context document
+                health = context_health(health, sessions)
         else:
             health = await searched_health(system, memory_id, view)
+        excerpt = await read_excerpt(backend, vault_id, memory_id)
         for record in sessions:
             record.ingest_health = health
         usage = system.usage()
@@ -302,6 +312,7 @@ async def _ingest_question(
         ingestion_id=ingestion_id,
         system_usage=usage,
         ingest_health=health,
+        memory_excerpt=excerpt,
     )
 
 

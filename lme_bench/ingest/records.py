@@ -33,7 +33,8 @@ class SessionRecord:
     dropped_tool_calls: int = 0  # usable calls left out: past the per-turn cap, a 2nd add_entry
     # calls not made, by reason: unknown-tool | unparsable-arguments | invalid-arguments
     unusable_tool_calls: dict[str, int] = field(default_factory=dict)
-    ingest_health: str = "unchecked"  # the question's memory after ingestion: ok | empty
+    # the question's memory after ingestion: ok | empty | context-unchanged (ingest/health.py)
+    ingest_health: str = "unchecked"
     status: str = "ok"  # ok | step-cap | error
     error: str | None = None
     resumed: bool = False  # taken from a checkpoint of an earlier attempt

@@ -133,9 +133,12 @@ def attribute(
     readable: bool | None,
     status: str,
     memory_empty: bool = False,
+    evidence_unknowable: bool = False,
 ) -> str:
     """Why a question scored as it did, from what the pipeline saw at each stage;
-    `memory_empty`: its ingestion left the memory holding nothing to answer from."""
+    `memory_empty`: its ingestion left the memory holding nothing to answer from;
+    `evidence_unknowable`: the question has evidence turns, but what the reader saw maps to
+    no turn (a context document of context-only ingestion), so whether it held them is unknown."""
     if not ingested:
         return "ingestion-failed"
     if not answered:
@@ -148,6 +151,8 @@ def attribute(
         return "judge-unreadable"  # no yes or no in the reply: wrong by the official rule
     if memory_empty:
         return "memory-empty"
+    if evidence_in_context is None and evidence_unknowable:
+        return "evidence-not-applicable"
     if evidence_in_context is None:
         return "answered-wrong"  # no evidence turns to look for (abstention, assistant-only)
     return "retrieved-not-answered" if evidence_in_context else "evidence-not-retrieved"

@@ -145,6 +145,18 @@ def prose_only(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content=f"I will remember this: {about}")
 
 
+SENT_TO_USER = "The complete updated context document has been sent to the user."
+
+
+def sent_to_user(messages: list[BaseMessage]) -> AIMessage:
+    """A small model's context update: the same sentence about the document instead of the
+    document, every time a context update is asked for."""
+    text = str(messages[-1].content)
+    if "A context update is due" in text or "[session end]" in text:
+        return AIMessage(content="", tool_calls=[_call("put_context", content=SENT_TO_USER)])
+    return AIMessage(content="")
+
+
 def clumsy_tools(messages: list[BaseMessage]) -> AIMessage:
     """Tool calls that miss: a tool nobody offers, arguments cut off mid-JSON (the provider
     reports them as invalid_tool_calls), arguments under the wrong name; put_context empty."""
@@ -190,6 +202,7 @@ POLICIES: dict[str, Policy] = {
     "echo": echo_last_message,
     "note-taker": note_taker,
     "prose-only": prose_only,
+    "sent-to-user": sent_to_user,
     "clumsy-tools": clumsy_tools,
     "dont-know": dont_know,
     "quote-memory": quote_memory,

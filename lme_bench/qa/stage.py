@@ -19,7 +19,7 @@ from lme_bench.providers.factory import model_for, parse_model
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.qa.strategies import Answerer
 from lme_bench.results.qa_tables import HypothesisRow
-from lme_bench.retrieval.official_ids import corpus_turn_ids, official_rankings
+from lme_bench.retrieval.official_ids import has_evidence_turns, official_rankings
 
 
 async def answer_question(
@@ -57,7 +57,7 @@ async def answer_question(
         row.entries_shown, row.context_chars = len(answer.shown), answer.context_chars
         keeps_turns = Capability.TURN_PROVENANCE in system.capabilities
         turn_ids, _ = official_rankings(instance, keys, answer.shown, expand=not keeps_turns)
-        has_evidence = any(is_evidence(t) for t in corpus_turn_ids(instance))
+        has_evidence = has_evidence_turns(instance)
         # unknown where what the reader saw maps to no turn: context-only ingestion (a context
         # document is all there is), or entries shown none of which maps to a turn
         unmappable = settings.ingest.mode == "context-only" or (answer.shown and not turn_ids)

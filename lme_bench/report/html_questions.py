@@ -1,5 +1,6 @@
 """The run report's question cards: each question with its date, gold answer, hypothesis, every
-judge's verdict and reply, the failure attribution, and the top retrieved turns, evidence marked.
+judge's verdict and reply, the failure attribution, what its memory held after ingestion, and
+the top retrieved turns, evidence marked.
 
 Scorer-side code: it reads the gold labels of each `Instance`. Every text is escaped (dataset
 text and hypotheses are untrusted).
@@ -7,12 +8,14 @@ text and hypotheses are untrusted).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
+from typing import Any
 
 from lme_bench.dataset.models import Instance
 from lme_bench.metrics.ranking_metrics import is_evidence, official_session_id, official_turn_id
+from lme_bench.report.html_memory import memory_held
 from lme_bench.report.labels import attribution
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
@@ -54,6 +57,8 @@ class QuestionView:
     retrieved: list[RetrievedTurn] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # what failed, stage by stage
     notes: list[str] = field(default_factory=list)  # what the figures rest on, not a failure
+    memory: Mapping[str, Any] | None = None  # what its memory held, read back after ingestion
+    memory_recorded: bool = False  # whether an ingestion recorded `memory`
 
     @property
     def wrong(self) -> bool:
@@ -106,9 +111,14 @@ def question_view(
     turn_ranking: RetrievalRow | None,
     run_error: str | None,
     memory_empty: bool = False,
+    memory: tuple[bool, Mapping[str, Any] | None] = (False, None),
+    context_unchanged: bool = False,
 ) -> QuestionView:
+    """`memory`: (recorded, excerpt) of what the question's memory held after ingestion."""
     errors = [f"run: {run_error}"] if run_error else []
     notes = ["memory empty after ingestion: it stored nothing"] if memory_empty else []
+    if context_unchanged:
+        notes.append("context document never changed after the first session")
     if turn_ranking is not None and turn_ranking.status == "error":
         errors.append(f"retrieval: {turn_ranking.error or turn_ranking.status}")
     elif turn_ranking is not None and turn_ranking.status != "ok":
@@ -128,7 +138,8 @@ def question_view(
         instance.answer,
         instance.question_date,
     )
-    return QuestionView(asked, hypothesis, verdicts, retrieved, errors, notes)
+    recorded, excerpt = memory
+    return QuestionView(asked, hypothesis, verdicts, retrieved, errors, notes, excerpt, recorded)
 
 
 def _text(value: str | None, missing: str = "none") -> str:
@@ -195,6 +206,7 @@ def question_card(view: QuestionView) -> str:
     if hypothesis is not None and hypothesis.evidence_in_context is not None:
         held = "yes" if hypothesis.evidence_in_context else "no"
         rows.append(("evidence in the reader's context", held))
+    rows.append(("memory holds", memory_held(view.memory, view.memory_recorded)))
     if view.notes:
         rows.append(("note", "<br>".join(escape(n) for n in view.notes)))
     if view.errors:

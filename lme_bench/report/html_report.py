@@ -8,7 +8,7 @@ comma-separated)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -18,8 +18,9 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.report.beam import beam_table, beam_words
 from lme_bench.report.cost import cost_rows, own_calls_words
 from lme_bench.report.html_chart import Bar, bars_svg
+from lme_bench.report.html_memory import context_unchanged_text
 from lme_bench.report.html_questions import QuestionView, question_card, question_view
-from lme_bench.report.ingest import empty_memory_text
+from lme_bench.report.ingest import empty_memory_text, ingested_words
 from lme_bench.report.judge_profile import successor_facts
 from lme_bench.report.labels import (
     MODES,
@@ -38,6 +39,7 @@ from lme_bench.report.labels import (
 from lme_bench.report.locomo import official_words as locomo_words
 from lme_bench.report.locomo import table as locomo_table
 from lme_bench.report.qa import INTERVALS_NOTE
+from lme_bench.report.run_facts import run_facts
 from lme_bench.report.summary import (
     SHOWN_METRICS,
     memory_facts,
@@ -68,6 +70,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .flag{background:#fff3c4;border:1px solid #e0c060;border-radius:3px;padding:0 4px;
 font-size:.85em;white-space:nowrap}
 table.facts th{background:#f4f4f4;font-weight:normal;width:16em}
+pre.memory{white-space:pre-wrap;background:#f8f8f8;margin:.2em 0;padding:.3em}
 """
 
 _SCRIPT = """
@@ -273,7 +276,8 @@ def _ingestion_rows(ingestion: dict[str, Any]) -> list[tuple[str, str]]:
         if key == "modes":
             rows.append((label(key), words(value, MODES)))
         elif key == "seconds":
-            rows.append((label(key), seconds(value)))
+            summed = f"ingestion time, summed over {ingested_words(ingestion)}"
+            rows.append((summed, seconds(value)))
         elif key == "llm_calls_per_turn":
             rows.append((label(key), "-" if value is None else f"{value:.2f}"))
         elif isinstance(value, dict):
@@ -309,10 +313,10 @@ def _cost_section(summary: dict[str, Any]) -> str:
 def _about(summary: dict[str, Any], views: Sequence[QuestionView], primary: str | None) -> str:
     """What the run was: the memory system, its search and how fast, how it was fed, which
     model answered and who judged."""
-    facts = memory_facts(summary)
+    facts = [*run_facts(summary), *memory_facts(summary)]
     modes = (summary.get("ingestion") or {}).get("modes")
     if modes:
-        facts.insert(1, ("ingestion", words(modes, MODES)))
+        facts.insert(len(run_facts(summary)) + 1, ("ingestion", words(modes, MODES)))
     models = sorted({v.hypothesis.qa_model for v in views if v.hypothesis is not None})
     if models:
         facts.append(("answering model", words(models)))
@@ -348,6 +352,13 @@ def render_report(
         banner += (
             f'<p class="wrong" id="memory-empty"><b>Empty memory</b>: {escape(empty)}. Empty: '
             f"{escape(health['rule'])}.</p>"
+        )
+    unchanged = context_unchanged_text(health)
+    if unchanged:
+        part = health["context_unchanged"]
+        banner += (
+            f'<p class="wrong" id="context-unchanged"><b>Context never updated</b>: '
+            f"{escape(unchanged)}. Flagged: {escape(part['rule'])}.</p>"
         )
     body = [
         f"<h1>{escape(title)}</h1>",
@@ -386,13 +397,18 @@ def write_html_report(
     hypotheses: Sequence[HypothesisRow],
     scores: Sequence[ScoreRow],
     failed: dict[str, str],
+    excerpts: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Render the run's report.html (atomically) from its rows and the questions themselves."""
+    """Render the run's report.html (atomically) from its rows and the questions themselves;
+    `excerpts`: by memory build, what its memory held after ingestion (memory_excerpts.json)."""
     judges = _judge_order(scores)
     by_hypothesis = {h.question_id: h for h in hypotheses}
     by_turns = {r.question_id: r for r in retrieval if r.granularity == "turn"}
     first = {(s.question_id, s.judge): s for s in scores if s.repeat == 0}
-    empty = set((summary.get("memory_health") or {}).get("question_ids") or ())
+    health = summary.get("memory_health") or {}
+    empty = set(health.get("question_ids") or ())
+    unchanged = set((health.get("context_unchanged") or {}).get("question_ids") or ())
+    held = excerpts or {}
     views = [
         question_view(
             ref.load(),
@@ -401,6 +417,8 @@ def write_html_report(
             by_turns.get(ref.question_id),
             failed.get(ref.question_id),
             ref.question_id in empty,
+            (ref.build in held, held.get(ref.build)),
+            ref.question_id in unchanged,
         )
         for ref in refs
     ]

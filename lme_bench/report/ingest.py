@@ -27,7 +27,7 @@ def _per_turn(totals: dict[str, Any]) -> str:
     return "" if value is None else f" ({value:.2f} per turn)"
 
 
-def _ingested(totals: dict[str, Any]) -> str:
+def ingested_words(totals: dict[str, Any]) -> str:
     """What was ingested: questions, or memory builds where questions share them."""
     if "builds" in totals:
         builds = totals["builds"]
@@ -47,8 +47,9 @@ def totals_markdown(totals: dict[str, Any]) -> str:
         [
             f"## Ingestion: {words(totals['modes'], MODES)}",
             "",
-            f"{_ingested(totals)}, {count(totals['sessions'])} sessions, "
-            f"{count(totals['turns'])} turns in {seconds(totals.get('seconds'))}; {agent}"
+            f"{ingested_words(totals)}, {count(totals['sessions'])} sessions, "
+            f"{count(totals['turns'])} turns; ingestion {seconds(totals.get('seconds'))} summed"
+            f" over {ingested_words(totals)} (not wall time); {agent}"
             f"calls to the memory system: {counted(totals['memory_calls'])}; "
             f"{count(totals['sessions_not_ok'])} sessions not ingested, "
             f"{count(totals['resumed_sessions'])} resumed from a checkpoint."

@@ -31,7 +31,7 @@ LABELS = {
     "entries_written": "memory entries written",
     "sessions_not_ok": "sessions not ingested",
     "resumed_sessions": "sessions resumed from a checkpoint",
-    "seconds": "ingestion time (summed over questions)",
+    "seconds": "ingestion time (summed over questions, not wall time)",
     "dropped_tool_calls": "tool calls left out over the caps",
     "tool_calls": "memory agent tool calls",
     "memory_calls": "calls to the memory system",
@@ -172,6 +172,8 @@ ATTRIBUTIONS = {
     "judge-unreadable": "judge's reply holds no yes or no",
     "memory-empty": "wrong: the memory was empty",
     "answered-wrong": "wrong (no evidence turns to look for)",
+    "evidence-not-applicable": "wrong; evidence retrieved: not applicable (what the reader saw"
+    " maps to no turn, e.g. a context document)",
     "retrieved-not-answered": "wrong though the evidence was retrieved",
     "evidence-not-retrieved": "wrong: the evidence was not retrieved",
 }

@@ -4,7 +4,7 @@ report.html; what `lme_bench.run.finish` writes once the tables are in place."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,11 +12,13 @@ from typing import Any
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.report.cost import cost_markdown
 from lme_bench.report.estimate import beside_spent_markdown
+from lme_bench.report.html_memory import context_unchanged_text
 from lme_bench.report.html_report import write_html_report
 from lme_bench.report.ingest import empty_memory_markdown, empty_memory_text, totals_markdown
 from lme_bench.report.judge_profile import successor_words
 from lme_bench.report.labels import count, percent
 from lme_bench.report.qa import qa_markdown
+from lme_bench.report.run_facts import run_facts_markdown
 from lme_bench.report.summary import memory_markdown, summary_markdown
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_scores import primary_judge
@@ -91,7 +93,8 @@ def run_markdown(summary: dict[str, Any], title: str, run_id: str, questions: in
     """summary.md: retrieval, the memory system, ingestion, QA, cost and the estimate beside
     what was spent, with banners for empty memories and failed questions under the title."""
     heading, _, retrieval = summary_markdown(summary, title).partition("\n\n")
-    markdown = f"{heading}\n\n{memory_markdown(summary)}\n{retrieval}"
+    sections = [part for part in (run_facts_markdown(summary), memory_markdown(summary)) if part]
+    markdown = f"{heading}\n\n" + "\n".join(sections) + f"\n{retrieval}"
     markdown += "\n" + totals_markdown(summary["ingestion"])
     if summary.get("qa"):
         markdown += "\n" + qa_markdown(summary["qa"])
@@ -100,6 +103,14 @@ def run_markdown(summary: dict[str, Any], title: str, run_id: str, questions: in
     if summary.get("estimate"):
         markdown += "\n" + beside_spent_markdown(summary["estimate"])
     health = summary.get("memory_health") or {}
+    unchanged = context_unchanged_text(health)
+    if unchanged:
+        rule = health["context_unchanged"]["rule"]
+        markdown = _with_banner(
+            markdown,
+            f"**Context never updated**: {unchanged}. Flagged: {rule}; report.html shows what"
+            " each memory holds.",
+        )
     if health.get("empty"):
         markdown = _with_banner(markdown, empty_memory_markdown(health))
     failed = (summary.get("incomplete") or {}).get("question_ids") or []
@@ -116,10 +127,13 @@ def write_report(
     refs: Sequence[QuestionRef],
     tables: tuple[Sequence[RetrievalRow], Sequence[HypothesisRow], Sequence[ScoreRow]],
     failed: dict[str, str],
+    excerpts: Mapping[str, Any] | None = None,
 ) -> None:
     """summary.md, summary.json and report.html, each atomically; `tables`: the run's
-    retrieval, hypothesis and score rows."""
+    retrieval, hypothesis and score rows; `excerpts`: what each build's memory held."""
     retrieval, hypotheses, scores = tables
     write_text_atomically(run_dir / "summary.md", markdown)
     write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
-    write_html_report(run_dir, title, summary, refs, retrieval, hypotheses, scores, failed)
+    write_html_report(
+        run_dir, title, summary, refs, retrieval, hypotheses, scores, failed, excerpts
+    )

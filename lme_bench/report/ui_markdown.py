@@ -23,6 +23,7 @@ RESULT_FILES = (
     "ingest.parquet",
     "hypotheses.parquet",
     "scores.parquet",
+    "memory_excerpts.json",
     "hypotheses.jsonl",
     "locomo_predictions.json",
 )

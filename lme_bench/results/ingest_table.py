@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from lme_bench.common.row_schema import row_fields, rows_table, table_schema
-from lme_bench.ingest.health import EMPTY, UNCHECKED
+from lme_bench.ingest.health import CONTEXT_UNCHANGED, EMPTY, UNCHECKED
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.calls import call_totals
 
@@ -72,8 +72,26 @@ def question_health(records: Sequence[SessionRecord], checked: Mapping[str, str]
     return health
 
 
+CONTEXT_UNCHANGED_RULE = (
+    "the memory agent's context document was stored in the first session and changed in none"
+    " of the later ones"
+)
+
+
 def memory_health(health: Mapping[str, str]) -> dict[str, Any]:
-    """For the summary: questions checked, and those whose memory was left empty."""
+    """For the summary: questions checked, those whose memory was left empty, and those whose
+    context document never changed after the first session."""
     empty = sorted(q for q, h in health.items() if h == EMPTY)
+    unchanged = sorted(q for q, h in health.items() if h == CONTEXT_UNCHANGED)
     checked = sum(h != UNCHECKED for h in health.values())
-    return {"checked": checked, "empty": len(empty), "question_ids": empty, "rule": EMPTY_RULE}
+    return {
+        "checked": checked,
+        "empty": len(empty),
+        "question_ids": empty,
+        "rule": EMPTY_RULE,
+        "context_unchanged": {
+            "count": len(unchanged),
+            "question_ids": unchanged,
+            "rule": CONTEXT_UNCHANGED_RULE,
+        },
+    }

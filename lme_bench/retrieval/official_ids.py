@@ -74,6 +74,11 @@ def corpus_turn_ids(instance: Instance) -> list[str]:
     return ids
 
 
+def has_evidence_turns(instance: Instance) -> bool:
+    """Whether the official turn corpus holds an evidence turn (by the official rule)."""
+    return any(is_evidence(t) for t in corpus_turn_ids(instance))
+
+
 def corpus_session_ids(instance: Instance) -> list[str]:
     return [
         official_session_id(sid, _user_turn_has_answer(instance, position))

@@ -30,6 +30,7 @@ from lme_bench.results.ingest_table import (
     question_health,
 )
 from lme_bench.results.manifest import build_manifest, write_manifest
+from lme_bench.results.memory_excerpts import record_excerpts
 from lme_bench.results.memory_identity import memory_identity
 from lme_bench.results.qa_records import PromptSource, QaReport
 from lme_bench.results.qa_scores import export_official, primary_judge, qa_summary
@@ -42,7 +43,7 @@ from lme_bench.results.readback import (
 )
 from lme_bench.results.summary import search_latency, summarize_retrieval
 from lme_bench.results.tables import retrieval_table, write_parquet
-from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow
+from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow, has_evidence_turns
 from lme_bench.run.attribution import attribute_all
 from lme_bench.run.cache_keys import memory_scope
 from lme_bench.run.estimate import calls_models, estimate_run
@@ -108,6 +109,18 @@ def _memory(settings: Settings, summary: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _excerpts(outcomes: list[IngestOutcome], refs: list[QuestionRef]) -> dict[str, Any]:
+    """By memory build, what this run's ingestions read back from their memories."""
+    build_of = {r.question_id: r.build for r in refs}
+    found: dict[str, Any] = {}
+    for outcome in outcomes:
+        excerpt = getattr(outcome, "memory_excerpt", None)  # None in results cached before it
+        if hasattr(outcome, "memory_excerpt"):
+            build = build_of.get(outcome.question_id, outcome.question_id)
+            found[build] = excerpt.to_json() if excerpt is not None else None
+    return found
+
+
 def write_run(
     plan: RunPlan,
     settings: Settings,
@@ -144,7 +157,14 @@ def write_run(
         ingested = {o.question_id for o in results.outcomes}  # a build's first question
         built = {r.build for r in refs if r.question_id in ingested}
         ingested = {r.question_id for r in refs if r.build in built}  # every question of it
-        attribute_all(results.scores, hypotheses, ingested, empty_memories)
+        by_id = {r.question_id: r for r in refs}
+        attribute_all(
+            results.scores,
+            hypotheses,
+            ingested,
+            empty_memories,
+            has_evidence=lambda q: q in by_id and has_evidence_turns(by_id[q].load()),
+        )
         write_parquet(run_dir / "scores.parquet", scores_table(run_id, results.scores))
         rubric = {r.question_id for r in refs if r.benchmark == "beam"}  # own section, below
         types = {r.question_id: r.question_type for r in refs}
@@ -184,6 +204,10 @@ def write_run(
         estimate = estimate_run((r.load() for r in refs), settings, builds=[r.build for r in refs])
         spent = spent_by_stage(sessions, results.hypotheses or [], results.scores or [])
         summary["estimate"] = beside_spent(estimate, spent)
+    summary["run"] = {
+        "dataset": {"path": str(prepared.path), "sha256": prepared.sha256},
+        "wall_seconds": round((datetime.now(UTC) - started_at).total_seconds(), 3),
+    }
     failed = sorted(results.failed)
     summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
     markdown = run_markdown(summary, title, run_id, len(refs))
@@ -201,6 +225,7 @@ def write_run(
         judges = [j for j in (settings.models.judge, settings.judge.second_model) if j]
         summary["beam"], section = beam_report(run_dir, refs, answers, judged, judges)
         markdown += section
+    excerpts = record_excerpts(run_dir, _excerpts(results.outcomes, refs))
     if "report" in settings.stages:
         hypotheses_read = (
             results.hypotheses
@@ -213,7 +238,7 @@ def write_run(
             else read_scores(run_dir / "scores.parquet")
         )
         tables = (retrieval, hypotheses_read, scores_read)
-        write_report(run_dir, title, markdown, summary, refs, tables, results.failed)
+        write_report(run_dir, title, markdown, summary, refs, tables, results.failed, excerpts)
     manifest = build_manifest(
         run_id=run_id,
         request=plan.request,

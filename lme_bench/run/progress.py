@@ -1,7 +1,8 @@
 """The run's progress where the user is: one line of questions done per stage, failures, model
-calls and spend so far, time elapsed and left. In a terminal the line is redrawn in place;
-elsewhere (a log, CI, a deployment's worker) it is printed as a plain line at most every
-`every_s` seconds, and always when the run ends."""
+calls and spend so far, stages running, wall time elapsed and left. In a terminal the line is
+redrawn in place; elsewhere (a log, CI, a deployment's worker) it is printed as a plain line at
+most every `every_s` seconds, and always when the run ends. The scheduler's heartbeat (`tick`)
+shows it from the moment the first stages start, before any of them finishes."""
 
 from __future__ import annotations
 
@@ -55,11 +56,13 @@ def progress_text(
     *,
     builds: int | None = None,
     stage_done: Mapping[str, int] | None = None,
+    running: Mapping[str, int] | None = None,
 ) -> str:
     """The progress artifact's words. A run whose questions share memory builds counts builds
     ingested apart from questions answered and judged ("builds ingested 3/10, questions
     answered 120/1,986, judged 96/1,986"); one where each question is its own build (a
-    LongMemEval run) says only how many questions are done, its builds being its questions."""
+    LongMemEval run) says only how many questions are done, its builds being its questions.
+    `running`: task runs in flight by stage, named while any runs."""
     if builds is None or builds == questions or stage_done is None:
         text = f"{done} of {questions} questions done"
     else:
@@ -73,7 +76,9 @@ def progress_text(
                 noun = ""
         text = ", ".join(parts)
     text += f", {failed} failed" if failed else ""
-    return text + (f" ({reused} stage results from the cache)" if reused else "")
+    text += f" ({reused} stage results from the cache)" if reused else ""
+    busy = [f"{stage} {n}" for stage, n in (running or {}).items() if n]
+    return text + (f"; running: {', '.join(busy)}" if busy else "")
 
 
 def _clock(seconds: float) -> str:
@@ -108,6 +113,7 @@ class RunProgress:
         self.usages: list[Usage] = []
         self.failed = 0
         self.questions_done = 0
+        self.running: dict[str, int] = {}  # task runs in flight by stage (the scheduler's)
         self._printed_at: float | None = None
         self._tty = bool(getattr(self.out, "isatty", lambda: False)())
 
@@ -123,6 +129,13 @@ class RunProgress:
         self.questions_done, self.failed = questions_done, failed
         self.show()
 
+    def tick(self, running: Mapping[str, int]) -> None:
+        """The scheduler's heartbeat while stages run (`running`: task runs in flight by
+        stage): a line as soon as work starts and every `every_s` seconds while none
+        finishes, so a run whose first ingestion takes minutes shows that it is under way."""
+        self.running = {stage: n for stage, n in running.items() if n}
+        self.show()
+
     def line(self) -> str:
         parts = [f"{self.questions_done}/{self.total} questions"]
         parts.append(" ".join(self._stage_done(s) for s in self.stages))
@@ -136,15 +149,20 @@ class RunProgress:
         left, done = "", self.questions_done
         if 0 < done < self.total:
             left = f", ~{_clock(elapsed * (self.total - done) / done)} left"
-        parts.append(f"{_clock(elapsed)} elapsed{left}")
+        parts.append(f"{_clock(elapsed)} wall{left}")
         return " | ".join(parts)
 
     def _stage_done(self, stage: str) -> str:
         if stage == "ingest" and self.builds is not None:
-            return f"ingest {self.done[stage]}/{self.builds} builds"
-        return f"{stage} {self.done[stage]}"
+            done = f"ingest {self.done[stage]}/{self.builds} builds"
+        else:
+            done = f"{stage} {self.done[stage]}"
+        running = self.running.get(stage)
+        return f"{done} ({running} running)" if running else done
 
     def show(self, final: bool = False) -> None:
+        if final:
+            self.running = {}  # nothing runs once the run ends
         now = self.clock()
         if self._tty:
             self.out.write("\r\x1b[2K" + self.line() + ("\n" if final else ""))

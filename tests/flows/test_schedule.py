@@ -86,3 +86,34 @@ def test_every_ingestion_started_is_said_once_after_the_last_ingestion_is_submit
     assert said == [questions]  # once, when the last ingestion went in
     assert [j.stage for j in submitted].count("retrieval") == questions
     assert peak["ingest"] <= ingest_limit and peak["retrieval"] <= 2
+
+
+def test_the_heartbeat_ticks_while_the_first_jobs_run_and_before_any_finishes() -> None:
+    release = threading.Event()
+    ticks: list[dict[str, int]] = []
+    finished_at_tick: list[int] = []
+    finished_jobs: list[Job] = []
+
+    def work(job: Job) -> IngestOutcome:
+        assert release.wait(30), "the scheduler ticked while the job ran"
+        return IngestOutcome(f"q{job.index}", "v", f"m{job.index}", 1, 0.0)
+
+    def tick(running: dict[str, int]) -> None:
+        ticks.append(running)
+        finished_at_tick.append(len(finished_jobs))
+        if len(ticks) == 3:  # two heartbeats while the jobs still run: let them finish
+            release.set()
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        run_jobs(
+            [_ingest_job(i) for i in range(2)],
+            {"ingest": 2, "retrieval": 1, "answer": 1, "judge": 1},
+            lambda jobs: PoolFuture(pool.submit(work, jobs[0])),
+            lambda done: finished_jobs.append(done.job) or [],
+            tick=tick,
+            tick_s=0.01,
+        )
+    assert len(finished_jobs) == 2
+    assert ticks[0]["ingest"] == 2  # right after submitting, before waiting
+    assert len(ticks) >= 3 and finished_at_tick[:3] == [0, 0, 0]
+    assert all(t["ingest"] == 2 for t in ticks[:3])

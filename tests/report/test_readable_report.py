@@ -141,7 +141,7 @@ def test_summary_md_names_the_memory_system_and_its_calls() -> None:
     assert "1,234 model calls with openai:gpt-4o-mini" in memory
     assert "search latency: p50 12 ms" in memory
     assert "## Ingestion: raw (every turn stored verbatim)" in markdown
-    assert "4,321 turns in 2 min 5 s" in markdown
+    assert "4,321 turns; ingestion 2 min 5 s summed over 4 questions (not wall time)" in markdown
 
 
 def test_summary_md_qa_flags_small_samples_and_names_causes_in_words() -> None:

@@ -47,7 +47,7 @@ def test_line_counts_calls_spend_and_time_left() -> None:
     progress.update(questions_done=1, failed=1)
     assert progress.line() == (
         "1/4 questions | ingest 1 answer 2 | 1 failed | 7 model calls | spent $2.00 | "
-        "0:30 elapsed, ~1:30 left"
+        "0:30 wall, ~1:30 left"
     )
     assert out.getvalue() == progress.line() + "\n"  # not a terminal: a plain line
 
@@ -93,3 +93,26 @@ def test_ingestion_counts_builds_where_questions_share_them() -> None:
     assert progress.line().startswith("0/5 questions | ingest 1/2 builds answer 1 |")
     one_each = RunProgress(2, ["ingest"], {}, out=out, clock=clock, builds=2)
     assert one_each.line().startswith("0/2 questions | ingest 0 |")  # as before builds
+
+
+def test_the_line_shows_as_work_starts_and_every_interval_while_nothing_finishes() -> None:
+    clock, out = Clock(), io.StringIO()
+    progress = RunProgress(2, ["ingest", "answer"], {}, out=out, every_s=10.0, clock=clock)
+    assert out.getvalue() == ""
+    progress.tick({"ingest": 2, "answer": 0})  # the first ingestions submitted
+    assert (
+        out.getvalue()
+        == "0/2 questions | ingest 0 (2 running) answer 0 | 0 model calls | 0:00 wall\n"
+    )
+    for second in (1.0, 5.0, 9.0):  # the scheduler's heartbeat while no ingestion finishes
+        clock.now = second
+        progress.tick({"ingest": 2})
+    assert len(out.getvalue().splitlines()) == 1  # at most one plain line an interval
+    clock.now = 10.0
+    progress.tick({"ingest": 2})
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and lines[1].endswith("| 0:10 wall")
+    progress.record("ingest", None)
+    progress.record("ingest", None)
+    progress.show(final=True)
+    assert out.getvalue().splitlines()[-1].split(" | ")[1] == "ingest 2 answer 0"  # none running

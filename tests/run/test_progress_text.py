@@ -34,3 +34,9 @@ def test_ingestion_totals_name_builds_when_questions_share_them() -> None:
     alone = ingest_totals(records)
     assert alone["questions"] == 1 and "builds" not in alone
     assert "1 questions, 2 sessions" in totals_markdown(alone)  # LongMemEval's words, unchanged
+
+
+def test_stages_running_are_named_before_any_question_is_done() -> None:
+    text = progress_text(10, 0, running={"ingest": 2, "answer": 0})
+    assert text == "0 of 10 questions done; running: ingest 2"
+    assert progress_text(10, 10, running={}) == "10 of 10 questions done"
