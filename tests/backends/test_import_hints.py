@@ -63,7 +63,7 @@ def _backend_file(folder: Path, name: str = "chroma_backend.py") -> Path:
     return path
 
 
-def test_a_relative_file_path_loads_with_py_and_gets_the_hint_without(
+def test_x_py_dot_dot_x_and_x_each_load_or_get_the_hint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _backend_file(tmp_path / "project")
@@ -72,23 +72,14 @@ def test_a_relative_file_path_loads_with_py_and_gets_the_hint_without(
     assert backend_class("./chroma_backend.py:SessionNotes").__name__ == "SessionNotes"
     error = _error("./chroma_backend:SessionNotes")  # no TypeError from a relative import
     assert "'./chroma_backend.py:SessionNotes'" in error and "with its `.py`" in error
+    module = _error("chroma_backend:SessionNotes")  # a module name: the folder is not on the path
+    assert "('chroma_backend.py:SessionNotes')" in module and "PYTHONPATH=." in module
     monkeypatch.chdir(tmp_path / "project" / "runs")
     assert backend_class("../chroma_backend.py:SessionNotes").__name__ == "SessionNotes"
     assert "'../chroma_backend.py:SessionNotes'" in _error("../chroma_backend:SessionNotes")
     missing = _error("../no_such_backend:SessionNotes")
     assert str(tmp_path / "project" / "no_such_backend.py") in missing
     assert str(tmp_path / "project" / "runs") in missing  # where relative paths start
-
-
-def test_a_module_name_of_a_file_in_the_current_folder_is_told_how_to_reach_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _backend_file(tmp_path, "chroma_backend_here.py")
-    monkeypatch.chdir(tmp_path)
-    error = _error("chroma_backend_here:SessionNotes")
-    assert "('chroma_backend_here.py:SessionNotes')" in error and "PYTHONPATH=." in error
-    monkeypatch.syspath_prepend(str(tmp_path))  # on the path, the module name loads
-    assert backend_class("chroma_backend_here:SessionNotes").__name__ == "SessionNotes"
 
 
 def test_a_plug_in_benchmark_by_a_relative_path_gets_the_same_hint(
