@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.registry import TITLES, known_titles
 from lme_bench.compare import CompareError
 from lme_bench.config.legacy_memory_keys import ConfigDeprecationWarning
 from lme_bench.config.settings import ConfigError
@@ -37,18 +38,30 @@ def _positive(text: str) -> int:
     return value
 
 
+# `lme-bench dataset download` variants: the benchmark each fetches files of
+DOWNLOADS = {
+    "oracle": "longmemeval",
+    "s": "longmemeval",
+    "m": "longmemeval",
+    "locomo": "locomo",
+    "beam-100k": "beam",
+    "beam-500k": "beam",
+}
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lme-bench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
+    benchmarks = ", ".join(known_titles())  # the built-in ones and those packages register
 
     run = commands.add_parser(
-        "run", help="run a benchmark (LongMemEval, LoCoMo, BEAM …) through the flow"
+        "run", help=f"run a benchmark ({benchmarks} or a 'module:Class' of yours) through the flow"
     )
     run.add_argument("config", type=Path, help="TOML run config, e.g. configs/default.toml")
     run.add_argument(
         "--dataset",
         type=Path,
-        help="a benchmark file (LongMemEval, LoCoMo, BEAM …; default: from the config)",
+        help=f"a benchmark's file or folder ({benchmarks}; default: from the config)",
     )
     run.add_argument("--run-id", help="run id (reuse one to rerun into the same folder)")
     run.add_argument("--results-dir", type=Path, help="folder that holds run folders")
@@ -82,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     estimate.add_argument(
         "--dataset",
         type=Path,
-        help="a benchmark file (LongMemEval, LoCoMo, BEAM …; default: the config's)",
+        help=f"a benchmark's file or folder ({benchmarks}; default: the config's)",
     )
     estimate.add_argument("--questions", type=_id_list, help="only these question ids")
     estimate.add_argument("--limit", type=_positive, help="only the first N questions")
@@ -90,14 +103,15 @@ def _parser() -> argparse.ArgumentParser:
         "--latency", type=float, default=2.0, help="seconds a model call takes (default 2)"
     )
 
-    dataset = commands.add_parser("dataset", help="the official LongMemEval and LoCoMo files")
+    downloadable = ", ".join(TITLES.get(b, b) for b in dict.fromkeys(DOWNLOADS.values()))
+    dataset = commands.add_parser("dataset", help=f"the official files of {downloadable}")
     dataset_commands = dataset.add_subparsers(dest="dataset_command", required=True)
     fetch = dataset_commands.add_parser(
         "download",
         help="fetch an official file (LongMemEval's cleaned release, LoCoMo's data/locomo10.zip,"
         " BEAM's chats of one tier), verified by sha256",
     )
-    fetch.add_argument("variant", choices=("oracle", "s", "m", "locomo", "beam-100k", "beam-500k"))
+    fetch.add_argument("variant", choices=tuple(DOWNLOADS))
     fetch.add_argument("--to", type=Path, default=Path("data"), help="folder (default: data)")
 
     memory = commands.add_parser("memory", help="the embedded memory store")

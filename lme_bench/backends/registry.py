@@ -140,11 +140,12 @@ def backend_env(settings: Settings, data_dir: Path | None = None) -> BackendEnv:
 
         chat_model = memory_chat_model(settings)
     memory = settings.memory
+    backend = memory.backend
     return BackendEnv(
         data_dir=data_dir if data_dir is not None else backend_data_dir(settings),
         scope="",
         chat_model=chat_model,
-        embedder=lambda: load_embedder(memory.embedding_model),
+        embedder=lambda: load_embedder(memory.embedding_model, f"[memory] backend = {backend!r}"),
         extra={"settings": settings},
     )
 

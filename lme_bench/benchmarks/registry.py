@@ -25,6 +25,7 @@ BUILT_IN: dict[str, str] = {
     "locomo": "lme_bench.benchmarks.builtin.locomo:Locomo",
     "beam": "lme_bench.benchmarks.builtin.beam:Beam",
 }
+TITLES = {"longmemeval": "LongMemEval", "locomo": "LoCoMo", "beam": "BEAM"}  # as papers spell them
 _REQUIRED = ("name", "scoring", "detect", "validate", "builds", "questions")
 
 
@@ -39,6 +40,11 @@ def registered() -> dict[str, str]:
 
 def known_names() -> list[str]:
     return [*BUILT_IN, *(name for name in registered() if name not in BUILT_IN)]
+
+
+def known_titles() -> list[str]:
+    """Every benchmark's name as people write it (the built-ins' titles), for help texts."""
+    return [TITLES.get(name, name) for name in known_names()]
 
 
 def unknown_benchmark(name: str) -> str | None:

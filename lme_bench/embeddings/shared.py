@@ -154,14 +154,15 @@ _shared: dict[str, SharedModel] = {}
 _shared_lock = threading.Lock()
 
 
-def load_embedder(name: str) -> CountingEmbedder:
+def load_embedder(name: str, asked_by: str | None = None) -> CountingEmbedder:
     """The embedder a `[memory] embedding_model` names: a new counting view of the process's one
     model of that name (made at the first call; the weights load at the first embed).
 
-    Raises MissingExtraError (a ConfigError) when the `dense` extra is not installed, and
-    ConfigError for a name that is neither a known model nor a model directory.
+    Raises MissingExtraError (a ConfigError) when the `dense` extra is not installed (worded
+    for dense search, or for `asked_by`, e.g. the backend that asked), and ConfigError for a
+    name that is neither a known model nor a model directory.
     """
-    inner = make_embedder(name)  # checks the name and the extra on every call: cheap
+    inner = make_embedder(name, asked_by)  # checks the name and the extra on every call: cheap
     with _shared_lock:
         shared = _shared.get(inner.name)
         if shared is None:

@@ -59,7 +59,7 @@ def _read(checkout: Path, relative: Path) -> tuple[Path, bytes, ast.Module]:
     try:
         source = path.read_bytes()
     except FileNotFoundError:
-        raise BeamPromptsError(f"{path} not found (point the setting at a BEAM checkout)") from None
+        raise BeamPromptsError(f"{path} not found (is this a BEAM checkout?)") from None
     except OSError as exc:
         raise BeamPromptsError(f"{path}: cannot read: {exc.strerror}") from None
     try:

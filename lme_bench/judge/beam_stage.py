@@ -32,6 +32,7 @@ from lme_bench.judge.beam_prompts import (
     PROMPTS_FILE,
     RUBRIC_PROMPT,
     BeamPrompts,
+    BeamPromptsError,
     load_beam_prompts,
 )
 from lme_bench.providers.anthropic_chat import AnthropicChat
@@ -57,10 +58,12 @@ class BeamJudgingError(ConfigError):
     """A run that cannot judge its BEAM questions as configured; names the setting."""
 
 
+BEAM_REPO_VARIABLE = "LME_JUDGE__BEAM_REPO"  # the environment's name for [judge] beam_repo
+CLONE = "git clone https://github.com/mohammadtavakoli78/BEAM"
 MISSING_BEAM_REPO = (
     "[judge] beam_repo is not set: this run judges BEAM questions with an LLM judge, which"
-    " reads BEAM's official rubric prompt from a BEAM checkout (git clone"
-    " https://github.com/mohammadtavakoli78/BEAM); set [judge] beam_repo to its folder, or set"
+    f" reads BEAM's official rubric prompt from a BEAM checkout ({CLONE}); set [judge] beam_repo"
+    f" (or {BEAM_REPO_VARIABLE}) to its folder, or set"
     ' [models] judge = "none" (no official BEAM score), or leave "judge" out of [run] stages'
 )
 NO_BATCH = (
@@ -92,7 +95,14 @@ def beam_prompts(settings: Settings) -> BeamPrompts:
     if settings.judge.beam_repo is None:
         raise BeamJudgingError(MISSING_BEAM_REPO)
     checkout = Path(settings.judge.beam_repo).expanduser().resolve()
-    return _prompts(checkout, _stamps(checkout))
+    try:
+        return _prompts(checkout, _stamps(checkout))
+    except BeamPromptsError as exc:  # the file and what is wrong, then the setting to fix
+        raise BeamPromptsError(
+            f"[judge] beam_repo = {str(settings.judge.beam_repo)!r}: {exc}; set [judge]"
+            f" beam_repo (or the environment variable {BEAM_REPO_VARIABLE}) to the folder of a"
+            f" BEAM checkout ({CLONE})"
+        ) from None
 
 
 def optional_beam_prompts(settings: Settings) -> BeamPrompts | None:

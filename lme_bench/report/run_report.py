@@ -24,7 +24,7 @@ from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_scores import primary_judge
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.results.summary import not_applicable
-from lme_bench.retrieval.official_ids import RetrievalRow
+from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +93,8 @@ def run_markdown(summary: dict[str, Any], title: str, run_id: str, questions: in
     """summary.md: retrieval, the memory system, ingestion, QA, cost and the estimate beside
     what was spent, with banners for empty memories and failed questions under the title."""
     heading, _, retrieval = summary_markdown(summary, title).partition("\n\n")
+    if not any(summary[g]["questions"] for g in GRANULARITIES):  # e.g. an ingest-only run
+        retrieval = "## Retrieval\n\nNot run: this run folder holds no retrieval rows.\n"
     sections = [part for part in (run_facts_markdown(summary), memory_markdown(summary)) if part]
     markdown = f"{heading}\n\n" + "\n".join(sections) + f"\n{retrieval}"
     markdown += "\n" + totals_markdown(summary["ingestion"])
@@ -119,6 +121,13 @@ def run_markdown(summary: dict[str, Any], title: str, run_id: str, questions: in
     return markdown
 
 
+def write_summary(run_dir: Path, markdown: str, summary: dict[str, Any]) -> None:
+    """summary.md and summary.json, each atomically: every run writes them, whichever stages
+    it ran (an ingest-only run's hold its ingestion)."""
+    write_text_atomically(run_dir / "summary.md", markdown)
+    write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+
+
 def write_report(
     run_dir: Path,
     title: str,
@@ -132,8 +141,7 @@ def write_report(
     """summary.md, summary.json and report.html, each atomically; `tables`: the run's
     retrieval, hypothesis and score rows; `excerpts`: what each build's memory held."""
     retrieval, hypotheses, scores = tables
-    write_text_atomically(run_dir / "summary.md", markdown)
-    write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    write_summary(run_dir, markdown, summary)
     write_html_report(
         run_dir, title, summary, refs, retrieval, hypotheses, scores, failed, excerpts
     )

@@ -19,7 +19,13 @@ from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.report.beam import beam_report
 from lme_bench.report.locomo import locomo_report
-from lme_bench.report.run_report import RunReport, headline, run_markdown, write_report
+from lme_bench.report.run_report import (
+    RunReport,
+    headline,
+    run_markdown,
+    write_report,
+    write_summary,
+)
 from lme_bench.results.batch_jobs import answered_in_batch, manifest_entries, read_jobs
 from lme_bench.results.cost import run_cost, system_usage
 from lme_bench.results.estimates import beside_spent, spent_by_stage
@@ -239,6 +245,8 @@ def write_run(
         )
         tables = (retrieval, hypotheses_read, scores_read)
         write_report(run_dir, title, markdown, summary, refs, tables, results.failed, excerpts)
+    else:  # no report.html, but the tables of what ran: the command line prints summary.md
+        write_summary(run_dir, markdown, summary)
     manifest = build_manifest(
         run_id=run_id,
         request=plan.request,
