@@ -37,6 +37,7 @@ from lme_bench.report.labels import (
 )
 from lme_bench.report.locomo import official_words as locomo_words
 from lme_bench.report.locomo import table as locomo_table
+from lme_bench.report.provenance_check import name_check_line, unverified_text
 from lme_bench.report.qa import INTERVALS_NOTE
 from lme_bench.report.summary import (
     SHOWN_METRICS,
@@ -225,7 +226,9 @@ def _retrieval_section(summary: dict[str, Any]) -> str:
         if not part["questions"]:
             continue
         parts.append(f"<h3>{granularity} granularity</h3>")
-        parts += [f"<p>{escape(line)}</p>" for line in not_applicable_lines(part)]
+        checked = name_check_line(part, granularity)
+        lines = [*([checked] if checked else []), *not_applicable_lines(part)]
+        parts += [f"<p>{escape(line)}</p>" for line in lines]
         if not_applicable(part):
             parts.append("<p>No figures: retrieval is not applicable to any question.</p>")
             continue
@@ -348,6 +351,13 @@ def render_report(
         banner += (
             f'<p class="wrong" id="memory-empty"><b>Empty memory</b>: {escape(empty)}. Empty: '
             f"{escape(health['rule'])}.</p>"
+        )
+    unverified = unverified_text(summary)
+    if unverified:
+        banner += (
+            f'<p class="wrong" id="provenance-unverified"><b>Provenance unverified</b>: '
+            f"{escape(unverified.removeprefix('provenance unverified: '))}; the retrieval"
+            " figures rest on names the memory system was never given.</p>"
         )
     body = [
         f"<h1>{escape(title)}</h1>",
