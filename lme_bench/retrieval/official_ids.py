@@ -64,11 +64,10 @@ class RetrievalRow:
     # the memory system's own calls during that search (None: not recorded)
     search_embedding_calls: int | None = None
     search_model_calls: int | None = None
-    # hits naming a session (turn) by the system's own fields, and of them those naming one
-    # never stored, with why (lme_bench.retrieval.stored_names; None: not checked)
-    named_hits: int | None = None
-    unstored_hits: int | None = None
-    unstored_reason: str | None = None
+    # the check of the hits' names (lme_bench.retrieval.stored_names; None: not checked)
+    named_hits: int | None = None  # hits naming a session (turn) by the system's own fields
+    unstored_hits: int | None = None  # of them, those naming one never stored
+    unstored_reason: str | None = None  # why, in words (None: every name checks out)
 
 
 def _user_turn_has_answer(instance: Instance, position: int) -> bool:

@@ -2,8 +2,8 @@
 
 A hit that names its session (or turn) by the system's own fields is checked against what the
 question's memory was given: the session key must be one of the haystack's, the turn index one
-of that session's turns, and a hit whose text holds stored turns verbatim must hold one of the
-session (or the turn) it names. A hit that fails names a session (turn) that never stored it:
+of that session's turns, and a hit whose text holds stored turns verbatim (found by their first
+`PROBE` characters) must hold one of the session (or the turn) it names. A hit that fails names a session (turn) that never stored it:
 a key never ingested, a turn past the session's end, or another session's text under this
 session's key (keys shifted by one). Hits whose text holds no stored turn (rewritten notes,
 extracted facts) are checked by their key and turn index alone.
@@ -15,7 +15,6 @@ provenance is unverified there (lme_bench.report); each row counts its own.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,7 +40,6 @@ class StoredText:
     def __init__(self, instance: Instance) -> None:
         self.turns: dict[Place, str] = {}
         self.by_probe: dict[str, list[Place]] = {}
-        starts, parts, offset = [], [], 0
         for position, session in enumerate(instance.haystack_sessions):
             for index, turn in enumerate(session):
                 text = _normal(turn.content)
@@ -49,12 +47,6 @@ class StoredText:
                     continue  # too short to tell one turn from another
                 self.turns[position, index] = text
                 self.by_probe.setdefault(text[:PROBE], []).append((position, index))
-                starts.append(offset)
-                parts.append(text)
-                offset += len(text) + 1
-        self.places = list(self.turns)
-        self.starts = starts
-        self.joined = "\x00".join(parts)
 
     def holds(self, text: str, place: Place) -> bool:
         """Whether `text` (normalized) holds the turn at `place`, or lies within it."""
@@ -62,16 +54,11 @@ class StoredText:
         return turn is not None and (turn[:PROBE] in text or text[:PROBE] in turn)
 
     def held(self, text: str) -> set[Place]:
-        """Every stored turn `text` holds (by its start) or lies within."""
+        """Every stored turn whose start `text` holds (a turn, a session, a window of turns, a
+        turn's first chunk). One probe lookup per word of the hit, however large the memory."""
         found: set[Place] = set()
         for at in (0, *(m.end() for m in _SPACE.finditer(text))):
             found.update(self.by_probe.get(text[at : at + PROBE], ()))
-        probe = text[:PROBE]
-        if len(probe) == PROBE:
-            at = self.joined.find(probe)
-            while at >= 0:
-                found.add(self.places[bisect_right(self.starts, at) - 1])
-                at = self.joined.find(probe, at + 1)
         return found
 
 
