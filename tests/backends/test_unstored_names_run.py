@@ -50,6 +50,7 @@ def test_a_backend_naming_sessions_never_stored_is_unverified(tmp_path: Path, ba
     assert "provenance unverified: 100.0% of hits name sessions never stored" in line
     assert all(r["unstored_hits"] == r["named_hits"] > 0 for r in rows)
     assert all("never stored" in str(r["unstored_reason"]) for r in rows)
+    assert "retrieval: every hit names a session never stored: " in html  # per question
     if backend == "ShiftedKeys":  # most shifted keys name a stored session: another's text
         assert all("holding the text of another session" in str(r["unstored_reason"]) for r in rows)
         assert {r["status"] for r in rows} == {"ok"}
