@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lme_bench.report.run_report import headline
+from tests.benchmarks.locomo.samples import listed_sample, write_json
 from tests.ingest.test_memory_health import QA, _run, _settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,6 +71,18 @@ def test_the_correct_backend_is_still_exact(tmp_path: Path) -> None:
     assert "- hits mapped to the haystack: session level: exact (the system's own" in summary
     assert all(r["named_hits"] and r["unstored_hits"] == 0 for r in rows)
     assert all(r["unstored_reason"] is None for r in rows)
+
+
+def test_the_built_in_store_on_locomo_names_only_what_it_stored(tmp_path: Path) -> None:
+    """Shared conversations, named speakers: every hit's name still checks out."""
+    data = write_json(tmp_path / "locomo.json", [listed_sample("conv-7"), listed_sample("conv-8")])
+    stages = {"run.stages": ["ingest", "retrieval"], "qa.strategy": "single"}
+    settings = _settings(tmp_path, None, **{"dataset.path": str(data), **stages})
+    report, _ = _run(settings, limit=10)
+    for granularity in ("session", "turn"):
+        names = report.summary[granularity]["names"]
+        assert names["named_hits"] > 0 and names["unstored_hits"] == 0, granularity
+    assert "unverified" not in report.markdown and "unverified" not in headline(report.summary)
 
 
 @pytest.mark.slow
