@@ -3,10 +3,11 @@
 A hit that names its session (or turn) by the system's own fields is checked against what the
 question's memory was given: the session key must be one of the haystack's, the turn index one
 of that session's turns, and a hit whose text holds stored turns verbatim (found by their first
-`PROBE` characters) must hold one of the session (or the turn) it names. A hit that fails names a session (turn) that never stored it:
-a key never ingested, a turn past the session's end, or another session's text under this
-session's key (keys shifted by one). Hits whose text holds no stored turn (rewritten notes,
-extracted facts) are checked by their key and turn index alone.
+`PROBE` characters) must hold one of the session (or the turn) it names. A hit that fails
+names a session (turn) that never stored it: a key never ingested, a turn its session does not
+have, or another session's text under this session's key (keys shifted by one). Hits whose
+text holds no stored turn (rewritten notes, extracted facts) are checked by their key and turn
+index alone.
 
 A run whose share of such hits is above `UNSTORED_SHARE_LIMIT` at a granularity says its
 provenance is unverified there (lme_bench.report); each row counts its own.
