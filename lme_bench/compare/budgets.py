@@ -4,7 +4,8 @@ Two memory systems are compared fairly only at equal budgets: the same ranking d
 for, the same hits per QA search and the same reader budget. Each run's recorded settings
 (config.json) give what was asked for; its retrieval table gives the depth each system
 actually returned and how its hits were mapped to the haystack (exact figures are not
-comparable with attributed ones). Differences are flagged at the top of the comparison.
+comparable with attributed ones, nor with figures whose names did not check out).
+Differences are flagged at the top of the comparison.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pyarrow.parquet as pq
 
 from lme_bench.results.memory_identity import memory_identity
 from lme_bench.results.recorded_settings import recorded_run
+from lme_bench.retrieval.stored_names import unstored_share, unverified
 
 ASKED = (
     ("retrieval", "top_k", "ranking depth asked for"),
@@ -46,12 +48,24 @@ def run_budget(run_dir: Path) -> dict[str, Any]:
         if depths:
             budget["mean depth returned"] = round(sum(depths) / len(depths), 1)
     if "provenance" in names:
-        rows = pq.read_table(table, columns=["granularity", "provenance"]).to_pylist()
+        checked = [c for c in ("named_hits", "unstored_hits") if c in names]  # schema 6 on
+        rows = pq.read_table(table, columns=["granularity", "provenance", *checked]).to_pylist()
         for granularity in ("session", "turn"):
-            found = sorted({r["provenance"] for r in rows if r["granularity"] == granularity})
+            mine = [r for r in rows if r["granularity"] == granularity]
+            found = sorted({r["provenance"] for r in mine})
             if found:
-                budget[f"{granularity} provenance"] = " and ".join(found)
+                budget[f"{granularity} provenance"] = " and ".join(found) + _unverified(mine)
     return budget
+
+
+def _unverified(rows: list[dict[str, Any]]) -> str:
+    """ ", unverified (N% of hits name what was never stored)" when too many did, else ""."""
+    named = sum(r.get("named_hits") or 0 for r in rows)
+    unstored = sum(r.get("unstored_hits") or 0 for r in rows)
+    if not unverified(named, unstored):
+        return ""
+    share = 100 * unstored_share(named, unstored)
+    return f", unverified ({share:.1f}% of hits name sessions or turns never stored)"
 
 
 def unequal_budgets(a: dict[str, Any], b: dict[str, Any]) -> list[str]:

@@ -123,6 +123,8 @@ def question_view(
         errors.append(f"retrieval: {turn_ranking.error or turn_ranking.status}")
     elif turn_ranking is not None and turn_ranking.status != "ok":
         notes.append(f"retrieval {turn_ranking.status}: {turn_ranking.reason or 'no reason'}")
+    if turn_ranking is not None and turn_ranking.unstored_reason:  # its hits' names
+        notes.append(f"retrieval: {turn_ranking.unstored_reason}")
     if hypothesis is not None and hypothesis.status != "ok":
         errors.append(f"answer: {hypothesis.error or hypothesis.status}")
     errors += [f"judge {v.judge}: {v.error or v.status}" for v in verdicts if v.status == "error"]

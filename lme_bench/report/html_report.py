@@ -38,6 +38,7 @@ from lme_bench.report.labels import (
 )
 from lme_bench.report.locomo import official_words as locomo_words
 from lme_bench.report.locomo import table as locomo_table
+from lme_bench.report.provenance_check import name_check_line, unverified_text
 from lme_bench.report.qa import INTERVALS_NOTE
 from lme_bench.report.run_facts import run_facts
 from lme_bench.report.summary import (
@@ -228,7 +229,9 @@ def _retrieval_section(summary: dict[str, Any]) -> str:
         if not part["questions"]:
             continue
         parts.append(f"<h3>{granularity} granularity</h3>")
-        parts += [f"<p>{escape(line)}</p>" for line in not_applicable_lines(part)]
+        checked = name_check_line(part, granularity)
+        lines = [*([checked] if checked else []), *not_applicable_lines(part)]
+        parts += [f"<p>{escape(line)}</p>" for line in lines]
         if not_applicable(part):
             parts.append("<p>No figures: retrieval is not applicable to any question.</p>")
             continue
@@ -359,6 +362,13 @@ def render_report(
         banner += (
             f'<p class="wrong" id="context-unchanged"><b>Context never updated</b>: '
             f"{escape(unchanged)}. Flagged: {escape(part['rule'])}.</p>"
+        )
+    unverified = unverified_text(summary)
+    if unverified:
+        banner += (
+            f'<p class="wrong" id="provenance-unverified"><b>Provenance unverified</b>: '
+            f"{escape(unverified.removeprefix('provenance unverified: '))}; the retrieval"
+            " figures rest on names the memory system was never given.</p>"
         )
     body = [
         f"<h1>{escape(title)}</h1>",

@@ -17,6 +17,7 @@ from lme_bench.report.html_report import write_html_report
 from lme_bench.report.ingest import empty_memory_markdown, empty_memory_text, totals_markdown
 from lme_bench.report.judge_profile import successor_words
 from lme_bench.report.labels import count, percent
+from lme_bench.report.provenance_check import unverified_markdown, unverified_text
 from lme_bench.report.qa import qa_markdown
 from lme_bench.report.run_facts import run_facts_markdown
 from lme_bench.report.summary import memory_markdown, summary_markdown
@@ -39,7 +40,8 @@ class RunReport:
 def headline(summary: dict[str, Any]) -> str:
     """One line of the run's leading figures: QA by the first LLM judge (official rule) and
     session-level retrieval (official average); a LoCoMo run leads with its official F1, its
-    LLM judge's accuracy named as not the official metric."""
+    LLM judge's accuracy named as not the official metric; last, empty memories and hits that
+    name sessions or turns never stored."""
     parts = []
     locomo = summary.get("locomo")
     if locomo is not None and locomo.get("overall_f1") is not None:
@@ -71,7 +73,9 @@ def headline(summary: dict[str, Any]) -> str:
         reasons = "; ".join(summary["session"].get("not_applicable_reasons") or {})
         parts.append(f"session retrieval not applicable ({reasons or 'no reason recorded'})")
     empty = empty_memory_text(summary.get("memory_health") or {})
-    return "; ".join([*parts, empty] if empty else parts) or "no figures"
+    parts += [empty] if empty else []
+    unverified = unverified_text(summary)
+    return "; ".join([*parts, unverified] if unverified else parts) or "no figures"
 
 
 def _with_banner(markdown: str, banner: str) -> str:
@@ -104,6 +108,9 @@ def run_markdown(summary: dict[str, Any], title: str, run_id: str, questions: in
         markdown += "\n" + "\n".join(cost_markdown(summary["cost"])) + "\n"
     if summary.get("estimate"):
         markdown += "\n" + beside_spent_markdown(summary["estimate"])
+    unverified = unverified_markdown(summary)
+    if unverified:
+        markdown = _with_banner(markdown, unverified)
     health = summary.get("memory_health") or {}
     unchanged = context_unchanged_text(health)
     if unchanged:

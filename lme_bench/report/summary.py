@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lme_bench.report.labels import PROVENANCE, count, digest_words, metric_label, seconds, words
+from lme_bench.report.provenance_check import name_check_line, unverified_label
 from lme_bench.results.summary import not_applicable
 from lme_bench.retrieval.official_ids import GRANULARITIES
 
@@ -27,9 +28,10 @@ PROVENANCE_NOTES = {
 
 
 def provenance_words(summary: dict[str, Any]) -> str:
-    """How hits were mapped, per granularity that has rows ("-" without retrieval)."""
+    """How hits were mapped, per granularity that has rows ("-" without retrieval); unverified
+    where too many hits named sessions or turns never stored."""
     found = {
-        g: words(kinds, PROVENANCE)
+        g: unverified_label(summary[g], g) or words(kinds, PROVENANCE)
         for g in GRANULARITIES
         if (kinds := (summary.get(g) or {}).get("provenance"))
     }
@@ -100,10 +102,13 @@ def not_applicable_lines(part: dict[str, Any]) -> list[str]:
     ]
 
 
-def _provenance_lines(part: dict[str, Any]) -> list[str]:
-    """What the figures rest on, when it is not the usual exact mapping."""
+def _provenance_lines(part: dict[str, Any], granularity: str) -> list[str]:
+    """What the figures rest on, when it is not the usual exact mapping or names that check
+    out."""
     found = part.get("provenance", ["exact"])
     lines = [f"Provenance: {p}: {PROVENANCE_NOTES[p]}." for p in found if p != "exact"]
+    checked = name_check_line(part, granularity)
+    lines += [checked] if checked else []
     lines += not_applicable_lines(part)
     return [*lines, ""] if lines else []
 
@@ -137,7 +142,7 @@ def summary_markdown(summary: dict[str, Any], title: str) -> str:
             "turns, "
             f"{part['errors']} failed, {part.get('not_applicable', 0)} not applicable).",
             "",
-            *_provenance_lines(part),
+            *_provenance_lines(part, granularity),
         ]
         if not_applicable(part):
             lines += ["No figures: retrieval is not applicable to any question (see above).", ""]

@@ -38,6 +38,9 @@ def read_retrieval(path: Path) -> list[RetrievalRow]:
                 row.get("search_seconds"),  # tables before schema 4 did not time it
                 row.get("search_embedding_calls"),  # nor, before schema 5, count its calls
                 row.get("search_model_calls"),
+                row.get("named_hits"),  # tables before schema 6 did not check the names
+                row.get("unstored_hits"),
+                row.get("unstored_reason"),
             )
         )
     return rows

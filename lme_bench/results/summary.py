@@ -3,7 +3,8 @@
 
 Rows that are not applicable (hits that cannot be mapped to the haystack) are left out of every
 average and counted by reason; a granularity where no question could be scored says so
-instead of showing figures."""
+instead of showing figures. The hits that named sessions or turns never stored are counted
+(lme_bench.retrieval.stored_names): above a small share the provenance is unverified."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 from lme_bench.dataset.models import QUESTION_TYPES
 from lme_bench.metrics.ranking_metrics import METRIC_NAMES, mean_metrics
 from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow
+from lme_bench.retrieval.stored_names import UNSTORED_SHARE_LIMIT, unstored_share, unverified
 
 AVERAGE_NOTE = (
     "Two averages, each question counting once among the questions evaluated: `overall` skips "
@@ -83,7 +85,29 @@ def summarize_retrieval(rows: Sequence[RetrievalRow]) -> dict[str, Any]:
             "provenance": sorted({r.provenance for r in mine}),
             "depth": _depth(mine),
         }
+        names = name_check(mine)
+        if names is not None:
+            summary[granularity]["names"] = names
     return summary
+
+
+def name_check(rows: Sequence[RetrievalRow]) -> dict[str, Any] | None:
+    """The hits that named a session (turn) by the system's own fields, those naming one never
+    stored, and whether that share makes the provenance unverified; None: nothing checked
+    (no exact provenance, or tables before schema 6)."""
+    checked = [r for r in rows if r.named_hits is not None]
+    if not checked:
+        return None
+    named = sum(r.named_hits or 0 for r in checked)
+    unstored = sum(r.unstored_hits or 0 for r in checked)
+    return {
+        "named_hits": named,
+        "unstored_hits": unstored,
+        "share": unstored_share(named, unstored),
+        "limit": UNSTORED_SHARE_LIMIT,
+        "unverified": unverified(named, unstored),
+        "questions": sorted({r.question_id for r in checked if r.unstored_hits}),
+    }
 
 
 def _depth(rows: list[RetrievalRow]) -> dict[str, Any]:

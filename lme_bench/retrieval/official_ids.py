@@ -35,6 +35,12 @@ from lme_bench.retrieval.provenance import (
     no_provenance_reason,
     unmapped_reason,
 )
+from lme_bench.retrieval.stored_names import (
+    NameCheck,
+    StoredText,
+    check_names,
+    every_hit_unstored,
+)
 
 GRANULARITIES = ("session", "turn")
 
@@ -58,6 +64,10 @@ class RetrievalRow:
     # the memory system's own calls during that search (None: not recorded)
     search_embedding_calls: int | None = None
     search_model_calls: int | None = None
+    # the check of the hits' names (lme_bench.retrieval.stored_names; None: not checked)
+    named_hits: int | None = None  # hits naming a session (turn) by the system's own fields
+    unstored_hits: int | None = None  # of them, those naming one never stored
+    unstored_reason: str | None = None  # why, in words (None: every name checks out)
 
 
 def _user_turn_has_answer(instance: Instance, position: int) -> bool:
@@ -147,6 +157,35 @@ def _unmapped(instance: Instance, keys: SessionKeyMap, hits: Sequence[Hit], expa
     return not _positions(instance, hits, keys, expand)
 
 
+def _name_checks(
+    instance: Instance, keys: SessionKeyMap, hits: Sequence[Hit], provenance: RankingProvenance
+) -> dict[str, tuple[NameCheck, str] | None]:
+    """Per granularity, the check of the names its ranking rests on and the granularity they
+    name: the system's own turn names, else its session names where turns are matched within
+    the sessions it names; None where the system names nothing there."""
+    stored = StoredText(instance) if hits else None
+    checks: dict[str, tuple[NameCheck, str] | None] = dict.fromkeys(GRANULARITIES)
+    if provenance.session == "exact":
+        checks["session"] = (check_names(instance, keys, hits, "session", stored), "session")
+    if provenance.turn == "exact":
+        checks["turn"] = (check_names(instance, keys, hits, "turn", stored), "turn")
+    elif provenance.turn == "attributed" and provenance.session == "exact":
+        checks["turn"] = checks["session"]
+    return checks
+
+
+def _with_check(row: RetrievalRow, checked: tuple[NameCheck, str] | None) -> RetrievalRow:
+    if checked is None:
+        return row
+    check, named = checked
+    return replace(
+        row,
+        named_hits=check.named,
+        unstored_hits=check.unstored,
+        unstored_reason=check.reason(named),
+    )
+
+
 def evaluate_retrieval(
     instance: Instance,
     keys: SessionKeyMap,
@@ -195,11 +234,23 @@ def evaluate_retrieval(
             depth=depth,
         ),
     ]
+    checks = _name_checks(instance, keys, hits, provenance)
+    rows = [_with_check(row, checks[row.granularity]) for row in rows]
+    unstored = {  # why no hit maps, where every hit names what was never stored
+        row.granularity: every_hit_unstored(checked[1])
+        if (checked := checks[row.granularity]) and checked[0].named == checked[0].unstored > 0
+        else None
+        for row in rows
+    }
     reasons = {"session": unmappable, "turn": unmappable}
     if hits and not session_ranked and _unmapped(instance, keys, session_hits, expand):
-        reasons["session"] = reasons["session"] or unmapped_reason("session", provenance.session)
+        reasons["session"] = reasons["session"] or (
+            unstored["session"] or unmapped_reason("session", provenance.session)
+        )
     if hits and not turn_ranked and _unmapped(instance, keys, turn_hits, False):
-        reasons["turn"] = reasons["turn"] or unmapped_reason("turn", provenance.turn)
+        reasons["turn"] = reasons["turn"] or (
+            unstored["turn"] or unmapped_reason("turn", provenance.turn)
+        )
     for row in rows:
         if row.provenance == "none":
             reasons[row.granularity] = no_provenance_reason(row.granularity)

@@ -40,3 +40,20 @@ def test_budgets_that_differ_are_named_and_shared_ones_are_not(tmp_path: Path) -
     ]
     same = run_budget(_run(tmp_path / "c", "embedded", 10, [50, 50]))
     assert unequal_budgets(a, same) == []
+
+
+def test_a_run_whose_hits_name_sessions_never_stored_is_flagged_beside_an_exact_one(
+    tmp_path: Path,
+) -> None:
+    exact = run_budget(_run(tmp_path / "a", "embedded", 10, [40, 60]))
+    folder = _run(tmp_path / "b", "embedded", 10, [40, 60])
+    table = pq.read_table(folder / "retrieval.parquet")
+    table = table.append_column("named_hits", pa.array([100, 100], pa.int32()))
+    table = table.append_column("unstored_hits", pa.array([3, 2], pa.int32()))  # 3% and 2%
+    pq.write_table(table, folder / "retrieval.parquet")
+    shifted = run_budget(folder)
+    assert shifted["turn provenance"] == "exact"  # 2%: within the limit
+    assert unequal_budgets(exact, shifted) == [
+        "session provenance: exact (A) vs exact, unverified (3.0% of hits name sessions or"
+        " turns never stored) (B)"
+    ]
