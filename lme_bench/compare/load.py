@@ -32,6 +32,7 @@ _SCORE_COLUMNS = (
     "prompt_sha256",
     "label",
     "status",
+    "is_abstention",
 )
 _RETRIEVAL_COLUMNS = (
     "question_id",
@@ -58,6 +59,7 @@ class ScoreRecord:
     prompt_sha256: str
     label: bool | None
     status: str
+    is_abstention: bool  # the gold's flag: `_abs` ids, LoCoMo's adversarial questions
     score: float | None = None  # BEAM's rubric score (older tables have no such column)
 
 
@@ -174,10 +176,12 @@ def judge_labels(run: RunScores, judge: str) -> JudgeLabels:
             f"(judges there: {available})"
         )
     types: dict[str, str] = {}
+    abstains: dict[str, bool] = {}
     first: dict[str, bool] = {}
     prompts: dict[str, set[str]] = {}
     for r in mine:
         types.setdefault(r.question_id, r.question_type)
+        abstains.setdefault(r.question_id, r.is_abstention)
         if r.repeat == 0 and r.status == "ok" and r.label is not None:
             first[r.question_id] = r.label
         prompts.setdefault(r.prompt_name, set()).add(r.prompt_sha256)
@@ -185,7 +189,7 @@ def judge_labels(run: RunScores, judge: str) -> JudgeLabels:
         judge=judge,
         kind=mine[0].judge_kind,
         prompts={name: sorted(shas) for name, shas in sorted(prompts.items())},
-        judged=[Judged(q, types[q], first.get(q)) for q in sorted(types)],
+        judged=[Judged(q, types[q], first.get(q), abstains[q]) for q in sorted(types)],
     )
 
 

@@ -1,5 +1,6 @@
 """The BEAM files `lme-bench dataset download beam-100k|beam-500k` fetches: each chat's
-chat.json and probing questions at the pinned commit of mohammadtavakoli78/BEAM, with their
+chat.json, its chat_trunecated.json where the repository has one (ten 100K chats, no 500K
+chat), and its probing questions at the pinned commit of mohammadtavakoli78/BEAM, with their
 sha256 and size in bytes (computed from that commit's blobs). Generated; not BEAM's data."""
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ PINNED_FILES: dict[str, tuple[str, int]] = {
         "13ac88e483e0d63d3830479fe17f961af1b414503b5077914865eca1c48a1ce8",
         472_696,
     ),
+    "chats/100K/5/chat_trunecated.json": (
+        "7d4bbb737bb9fc8430500903af321ba681708f472e42a34bd6f5da8ac548dd9a",
+        475_450,
+    ),
     "chats/100K/5/probing_questions/probing_questions.json": (
         "bdd0819a911e46951dbf998905b8eba96a0cdb103cd3dda79ae9c6831e5f195d",
         29_882,
@@ -56,6 +61,10 @@ PINNED_FILES: dict[str, tuple[str, int]] = {
     "chats/100K/7/chat.json": (
         "525271b1d24179dbc2deb664c69db0bbaead5938630a0b0d5cd2881b8b79224d",
         616_803,
+    ),
+    "chats/100K/7/chat_trunecated.json": (
+        "b3e2d90a1d27970161ec2f179f2a382833bb186a1fdf19b28dfc9cc6aefdf3af",
+        618_349,
     ),
     "chats/100K/7/probing_questions/probing_questions.json": (
         "2c00219e839d54c7cd3e4fbb396f8a2517fd9f143d3a3b8ea1c4fb9f5c4435c7",
@@ -81,6 +90,10 @@ PINNED_FILES: dict[str, tuple[str, int]] = {
         "de18b7b0ad73491f338296b64ae30f16b94d77404420d971d3f6b513d190ad1c",
         722_161,
     ),
+    "chats/100K/10/chat_trunecated.json": (
+        "b420ff71ac33686522b8c4f80296a5bfc123d80faf3060ce5e6e91ef730b9aaf",
+        621_661,
+    ),
     "chats/100K/10/probing_questions/probing_questions.json": (
         "e9bf9bb545b350425a770ef65b501434ba9983c7535b4524dd6ae4d5743b5a95",
         32_129,
@@ -89,6 +102,10 @@ PINNED_FILES: dict[str, tuple[str, int]] = {
         "45cb4fab51042278e6a57f524fca4cd4b8941cbbd091f9ec8fb92dad4de31b12",
         966_917,
     ),
+    "chats/100K/11/chat_trunecated.json": (
+        "f3266874081e5a6048727e3cf4ceda9884b357042293f4d57ade9558ee4b9685",
+        657_744,
+    ),
     "chats/100K/11/probing_questions/probing_questions.json": (
         "3aa98a74a03be59472834422dd14004d3b432a0c800bbef8f316865834449c08",
         33_044,
@@ -96,6 +113,10 @@ PINNED_FILES: dict[str, tuple[str, int]] = {
     "chats/100K/12/chat.json": (
         "2654160ebfcbd8a9f7d47a0340503cb301b0f54cb472f93578fa20e78c84c430",
         964_208,
+    ),
+    "chats/100K/12/chat_trunecated.json": (
+        "0229c8ad4fbdd675304bf7832fa3e48a7512493897eb3b68f41d0cf947dcc6e0",
+        667_514,
     ),
     "chats/100K/12/probing_questions/probing_questions.json": (
         "c36c9b1d4df0d063d1c7db81b35b5ea4743e38a804382d6e557f37ec46e1d6e3",
@@ -129,6 +150,10 @@ PINNED_FILES: dict[str, tuple[str, int]] = {
         "414f11e16156d490cfb8449db62bddae88308e5b37fa79df54b147637f059afd",
         663_564,
     ),
+    "chats/100K/16/chat_trunecated.json": (
+        "a90a86bfe313ce0f6082a69188a500fc2afad2fe86f2fdb1a21c7610ca2a3385",
+        598_174,
+    ),
     "chats/100K/16/probing_questions/probing_questions.json": (
         "abf20d16a37322112af0fe48f5c43be0d824d54ae2bb2c5e3e069c6e84c54033",
         30_613,
@@ -136,6 +161,10 @@ PINNED_FILES: dict[str, tuple[str, int]] = {
     "chats/100K/17/chat.json": (
         "6eb309c34fd98025327bbe46dec8cdfbf76304c249d3f579f02f46cea06eeefe",
         586_847,
+    ),
+    "chats/100K/17/chat_trunecated.json": (
+        "fb2067c1ee096dea1cff5cb0f9eafc88e7c6fea41014aebf9ac96ad4a30592bd",
+        585_782,
     ),
     "chats/100K/17/probing_questions/probing_questions.json": (
         "7948981c2e40751bfe9ace82e53497d32229245e6012a2e5d4da2e801c929451",
@@ -145,6 +174,10 @@ PINNED_FILES: dict[str, tuple[str, int]] = {
         "3c08576a5726fa48b9f906bc8699fab37e33cc5219f076f76374f7c1302449cb",
         829_083,
     ),
+    "chats/100K/18/chat_trunecated.json": (
+        "0b6224918bb4ffa5e51f22b77d40881daeba233d664c7957fe8937a4a2d75ed2",
+        628_351,
+    ),
     "chats/100K/18/probing_questions/probing_questions.json": (
         "d813db9e2b416e6ac7cc22841b131ea5c80e5931e690f81bb37aa16c3b9edc3a",
         27_006,
@@ -153,6 +186,10 @@ PINNED_FILES: dict[str, tuple[str, int]] = {
         "4c6dd78fa5aa6bd645eab8a3f041eac290c87564fd822582477c8e446979850f",
         806_876,
     ),
+    "chats/100K/19/chat_trunecated.json": (
+        "dece8764492998bb88c2ec75597bc31c36629483ed1813a6dccdac78ce01bc34",
+        637_094,
+    ),
     "chats/100K/19/probing_questions/probing_questions.json": (
         "b911651b2b18e835aaac58b2bc3cb018bc782e252b9161dca8174961ca498ce2",
         28_691,
@@ -160,6 +197,10 @@ PINNED_FILES: dict[str, tuple[str, int]] = {
     "chats/100K/20/chat.json": (
         "af49a279c8ca5eef5829f8155bca89b41b05fb33fef438dce0a6cac8d99a7802",
         894_533,
+    ),
+    "chats/100K/20/chat_trunecated.json": (
+        "774a329b9c43eba22145aadd43203ab6d9a31c1486c70b10b1e2d40908b46758",
+        638_168,
     ),
     "chats/100K/20/probing_questions/probing_questions.json": (
         "46b679bffff904fd71ed247f5172e9a4a30ed7eb2fdaacc1d89aac0932e5f043",

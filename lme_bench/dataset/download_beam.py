@@ -1,16 +1,19 @@
 """Download BEAM's chats from its GitHub repository, pinned by commit and per-file sha256.
 
 `lme-bench dataset download beam-100k|beam-500k [--to DIR]` fetches every chat of the tier
-(`chats/<tier>/<n>/chat.json` and `chats/<tier>/<n>/probing_questions/probing_questions.json`)
-from mohammadtavakoli78/BEAM at COMMIT into the same layout under DIR, which a run reads
-(`--dataset DIR/chats/100K`). The tiers' files are plain files in the repository (no LFS). The
-1M and 10M tiers are not offered: many of their chat.json files are too large for the snapshot
-lme-bench pinned the sha256s from. BEAM's data is fetched on the user's request and never
-shipped with lme-bench. Each file's bytes go to `<name>.part` (a later run continues it with a
-Range request) and are checked against the sha256 lme-bench pins (lme_bench.dataset.beam_files)
-before the file takes its name; bytes that do not match are moved to `<name>.bad`. A file
-already there with its pinned sha256 is not fetched again. `BEAM_BASE_URL` replaces
-`https://raw.githubusercontent.com` (a mirror).
+(`chats/<tier>/<n>/chat.json`, `chats/<tier>/<n>/chat_trunecated.json` where the repository has
+it, and `chats/<tier>/<n>/probing_questions/probing_questions.json`) from
+mohammadtavakoli78/BEAM at COMMIT into the same layout under DIR, which a run reads
+(`--dataset DIR/chats/100K`). A chat's `chat_trunecated.json` (sic) is the history BEAM's own
+question and answer generation read where it exists, and what a run ingests then. The tiers'
+files are plain files in the repository (no LFS). The 1M and 10M tiers are not offered: many
+of their chat.json files are too large for the snapshot lme-bench pinned the sha256s from.
+BEAM's data is fetched on the user's request and never shipped with lme-bench. Each file's
+bytes go to `<name>.part` (a later run continues it with a Range request) and are checked
+against the sha256 lme-bench pins (lme_bench.dataset.beam_files) before the file takes its
+name; bytes that do not match are moved to `<name>.bad`. A file already there with its pinned
+sha256 is not fetched again. `BEAM_BASE_URL` replaces `https://raw.githubusercontent.com` (a
+mirror).
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@
   inside their base type), with counts;
 - task-averaged accuracy: the plain mean of the per-type accuracies (types present);
 - overall accuracy: the mean over all judged questions;
-- abstention accuracy: the mean over `_abs` questions.
+- abstention accuracy: the mean over abstention questions (`_abs` ids, or those the gold flags:
+  LoCoMo's adversarial ones).
 A label is the official one (a judge reply without "yes" is wrong); questions without a label
 (a judge call that failed, an answer that failed, a question the fallback cannot grade) are
 counted apart and left out of every mean.
@@ -30,10 +31,11 @@ class Judged:
     question_id: str
     question_type: str
     label: bool | None  # None: no verdict
+    abstains: bool | None = None  # the gold's abstention flag; None: LongMemEval's `_abs` id rule
 
     @property
     def is_abstention(self) -> bool:
-        return is_abstention_id(self.question_id)
+        return is_abstention_id(self.question_id) if self.abstains is None else self.abstains
 
 
 @dataclass(frozen=True, slots=True)

@@ -262,8 +262,8 @@ def _markdown(figures: dict[str, Any]) -> str:
         " from [judge] beam_repo), a question's score the items' mean (event ordering: tau_norm"
         " of its aligned order); per ability the mean within each chat, then over the chats, as"
         " src/evaluation/report_results.py averages; the mean over abilities weighs each ability"
-        " equally (not in the official table). A question's BEAM score is not a LongMemEval"
-        " verdict: the accuracy figures above leave BEAM questions out.",
+        " equally (not in the official table). A BEAM score is no yes/no verdict: no accuracy"
+        " table counts BEAM questions.",
         "",
     ]
     if figures["judge"] is None:

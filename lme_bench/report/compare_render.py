@@ -32,7 +32,8 @@ AVERAGES_NOTE = (
     "questions judged in both runs (paired n; 'paired A → B' shows both accuracies there). "
     "Per-type rows count `_abs` questions inside their base type. Task-averaged: the plain mean "
     "of the per-type accuracies (each type weighs the same). Overall: the mean over all judged "
-    "questions (each question weighs the same). Abstention: the mean over `_abs` questions only."
+    "questions (each question weighs the same). Abstention: the mean over abstention questions"
+    " only (`_abs` ids; LoCoMo's adversarial ones)."
 )
 BOOTSTRAP_NOTE = (
     "95% interval: paired percentile bootstrap over the questions judged in both runs, resampled "
@@ -59,7 +60,7 @@ USER_EVIDENCE_AVERAGE = "run_retrieval.py (also skip no user-turn evidence)"
 ROW_LABELS = {
     "task-averaged": "task-averaged (mean of per-type accuracies)",
     "overall": "overall (mean over all judged questions)",
-    "abstention": "abstention (`_abs` questions only)",
+    "abstention": "abstention (`_abs` or adversarial questions only)",
 }
 
 

@@ -1,11 +1,13 @@
 """LoCoMo's own figures for a run: the official token-F1 scores per category and overall, as
 task_eval/evaluation.py aggregates them (lme_bench.benchmarks.locomo.scoring), the evidence
 recall of the retrieval stage's ranking (its first `[qa] top_ke` turns), and the answers
-exported in the official format (`locomo_predictions.json`, answers only, no retrieved context;
-lme_bench.benchmarks.locomo.export) into the run folder, and each question's F1 and evidence
-recall (`locomo_scores.json`, which `lme-bench compare` pairs across runs). Beside F1,
-labelled as not the official metric, the first LLM judge's accuracy per category and overall
-(its verdicts by lme_bench.judge.locomo_stage's prompt mapping).
+exported in the official format (answers only, no retrieved context;
+lme_bench.benchmarks.locomo.export) into the run folder: `locomo_predictions.json`, a list of
+conversations as locomo10.json lists them, and `locomo/<n>.json`, one conversation's file as
+LoCoMo's own scorer opens it (`eval_question_answering(file, "prediction")`); and each
+question's F1 and evidence recall (`locomo_scores.json`, which `lme-bench compare` pairs
+across runs). Beside F1, labelled as not the official metric, the first LLM judge's accuracy
+per category and overall (its verdicts by lme_bench.judge.locomo_stage's prompt mapping).
 
 The gold labels come from the split's scorer-side files (lme_bench.dataset.build_records); a
 question's evidence is compared with its turn ranking as the build's turns (`s001:1`).
@@ -20,7 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.benchmarks.builtin.locomo import CATEGORY_NAMES
-from lme_bench.benchmarks.locomo.export import Prediction, write_predictions
+from lme_bench.benchmarks.locomo.export import (
+    Prediction,
+    write_conversation_predictions,
+    write_predictions,
+)
 from lme_bench.benchmarks.locomo.records import Conversation, Question, Sample
 from lme_bench.benchmarks.locomo.records import Gold as LocomoGold
 from lme_bench.benchmarks.locomo.scoring import ScoredQuestion, aggregate, score_question
@@ -36,6 +42,7 @@ from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.retrieval.official_ids import RetrievalRow
 
 PREDICTIONS_NAME = "locomo_predictions.json"
+CONVERSATIONS_FOLDER = "locomo"  # one file per conversation, named as locomo10.zip names them
 QUESTION_SCORES_NAME = LOCOMO_SCORES  # each question's official F1, for comparisons
 NOT_OFFICIAL_SHORT = "not official"
 
@@ -159,7 +166,19 @@ def locomo_report(
         ]
         write_predictions(run_dir / PREDICTIONS_NAME, chosen, predictions)
         figures["predictions"] = PREDICTIONS_NAME
+        files = [conversation_file(s.conversation.conversation_id) for s in chosen]
+        for sample, name in zip(chosen, files, strict=True):
+            write_conversation_predictions(run_dir / name, sample, predictions)
+        figures["conversation_predictions"] = files
     return figures, _markdown(figures)
+
+
+def conversation_file(sample_id: str) -> str:
+    """`locomo/26.json` for `conv-26` (the name of its file in locomo10.zip), else
+    `locomo/<sample id>.json`."""
+    number = sample_id.removeprefix("conv-")
+    stem = number if number.isdigit() else sample_id
+    return f"{CONVERSATIONS_FOLDER}/{stem}.json"
 
 
 def _write_question_scores(path: Path, scored: Sequence[ScoredQuestion]) -> None:
@@ -264,5 +283,17 @@ def _markdown(figures: dict[str, Any]) -> str:
     if judged is not None and judged["not_judged"]:
         lines += ["", f"{judged['not_judged']} question(s) have no verdict and are left out."]
     if "predictions" in figures:
-        lines += ["", f"Predictions in the official format: `{figures['predictions']}`."]
+        files = figures.get("conversation_predictions") or []
+        each = f"`{files[0]}`" + (f" … `{files[-1]}`" if len(files) > 1 else "") if files else ""
+        lines += [
+            "",
+            f"Predictions in the official format: `{figures['predictions']}` (the conversations"
+            " in one list, as locomo10.json holds them)"
+            + (
+                f" and one file per conversation, {each}, the file LoCoMo's"
+                ' eval_question_answering(file, "prediction") opens.'
+                if files
+                else "."
+            ),
+        ]
     return "\n".join(lines) + "\n"

@@ -58,7 +58,7 @@ def _judge_table(name: str, judge: JudgeRecord) -> list[str]:
         readable = judge["readable_only"]
         lines += [
             f"Over readable verdicts only (left out: the {judge['unreadable']} replies holding no "
-            "yes or no word, which the official rule above reads as wrong unless they contain "
+            "yes or no word, which the rule above reads as wrong unless they contain "
             '"yes"):',
             "",
             *_HEADER,
@@ -75,7 +75,39 @@ INTERVALS_NOTE = (
 )
 
 
-def qa_markdown(summary: QaReport) -> str:
+def _rule_line(benchmark: str) -> str:
+    if benchmark == "longmemeval":
+        return (
+            "Figures by the official rule (evaluate_qa.py / print_qa_metrics.py): a judge reply "
+            'without "yes" is a wrong answer; each question is judged once (repeat 0).'
+        )
+    return (
+        'A judge reply without "yes" is a wrong answer (the rule lme-bench reads every LLM'
+        " judge's verdicts by); each question is judged once (repeat 0)."
+    )
+
+
+def _averages_note(benchmark: str) -> str:
+    if benchmark == "longmemeval":
+        return (
+            "Task-averaged: the plain mean of the per-type accuracies (the official printer needs"
+            " all six types); overall: the mean over all judged questions; `_abs` questions count"
+            " inside their base type and again in the abstention row. " + INTERVALS_NOTE
+        )
+    abstaining = (
+        "adversarial (category 5) questions count in their category"
+        if benchmark == "locomo"
+        else "questions whose answer is not in the history count in their type"
+    )
+    return (
+        "Task-averaged: the plain mean of the per-type accuracies; overall: the mean over all"
+        f" judged questions; {abstaining} and again in the abstention row. " + INTERVALS_NOTE
+    )
+
+
+def qa_markdown(summary: QaReport, benchmark: str = "longmemeval") -> str:
+    """The QA section; `benchmark` chooses the notes (LongMemEval's name its official scripts),
+    and a run without yes/no verdicts (BEAM's rubric scores) gets none."""
     answers = summary["answers"]
     lines = [
         "## Question answering",
@@ -84,10 +116,10 @@ def qa_markdown(summary: QaReport) -> str:
         f"({count(answers['failed'])} failed); {count(answers['llm_calls'])} QA model calls, "
         f"{calls_text(answers)}.",
         "",
-        "Figures by the official rule (evaluate_qa.py / print_qa_metrics.py): a judge reply "
-        'without "yes" is a wrong answer; each question is judged once (repeat 0).',
-        "",
     ]
+    if not summary["judges"] and benchmark != "longmemeval":
+        return "\n".join(lines)
+    lines += [_rule_line(benchmark), ""]
     judged = {t for judge in summary["judges"].values() for t in judge["per_type"]}
     if judged & LOCOMO_CATEGORIES:
         lines += [
@@ -106,9 +138,5 @@ def qa_markdown(summary: QaReport) -> str:
             f"Judge agreement {pair['judges'][0]} vs {pair['judges'][1]}: "
             f"{percent(pair['agreement'])} over {pair['n']}; disputed: {disputed}."
         )
-    lines.append(
-        "Task-averaged: the plain mean of the per-type accuracies (the official printer needs all "
-        "six types); overall: the mean over all judged questions; `_abs` questions count inside "
-        "their base type and again in the abstention row. " + INTERVALS_NOTE
-    )
+    lines.append(_averages_note(benchmark))
     return "\n".join(lines) + "\n"

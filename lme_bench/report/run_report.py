@@ -103,7 +103,7 @@ def run_markdown(summary: dict[str, Any], title: str, run_id: str, questions: in
     markdown = f"{heading}\n\n" + "\n".join(sections) + f"\n{retrieval}"
     markdown += "\n" + totals_markdown(summary["ingestion"])
     if summary.get("qa"):
-        markdown += "\n" + qa_markdown(summary["qa"])
+        markdown += "\n" + qa_markdown(summary["qa"], summary.get("benchmark", "longmemeval"))
     if summary.get("cost"):
         markdown += "\n" + "\n".join(cost_markdown(summary["cost"])) + "\n"
     if summary.get("estimate"):

@@ -106,6 +106,9 @@ def report_markdown(report: RunReport, link_base: str | None = None) -> str:
     names += sorted(
         str(p.relative_to(report.run_dir)) for p in report.run_dir.glob("beam/*/*/*.json")
     )
+    names += sorted(
+        str(p.relative_to(report.run_dir)) for p in report.run_dir.glob("locomo/*.json")
+    )
     results_dir = report.run_dir.parent
     links = [
         f"- [{name}]({file_link(report.run_dir / name, results_dir, link_base)})" for name in names

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +65,17 @@ def _figures(qa: QaScores) -> Figures:
 
 
 def _judge_summary(
-    rows: Sequence[ScoreRow], types: dict[str, str], prompts: PromptSource | None
+    rows: Sequence[ScoreRow],
+    types: dict[str, str],
+    prompts: PromptSource | None,
+    abstention: Collection[str] | None,
 ) -> JudgeRecord:
     verdicts = first_verdicts(rows)
-    official = score_qa([Judged(q, types[q], v.label) for q, v in verdicts.items()])
+
+    def judged(q: str, label: bool | None) -> Judged:
+        return Judged(q, types[q], label, None if abstention is None else q in abstention)
+
+    official = score_qa([judged(q, v.label) for q, v in verdicts.items()])
     missing = sorted(q for q in types if q not in verdicts)
     llm = rows[0].judge_kind == "llm"
     figures, retries = _figures(official), _retries(rows)
@@ -94,7 +101,7 @@ def _judge_summary(
         "attribution": dict(Counter(s.attribution for s in rows if s.repeat == 0)),
     }
     if llm:
-        readable = [Judged(q, types[q], v.label) for q, v in verdicts.items() if v.readable]
+        readable = [judged(q, v.label) for q, v in verdicts.items() if v.readable]
         summary["prompts"] = prompts or UNKNOWN_PROMPTS
         summary["unreadable"] = sum(1 for v in verdicts.values() if not v.readable)
         summary["readable_only"] = _figures(score_qa(readable))
@@ -106,16 +113,19 @@ def qa_summary(
     hypotheses: Sequence[HypothesisRow],
     question_types: dict[str, str],
     prompts: PromptSource | None = None,
+    abstention: Collection[str] | None = None,
 ) -> QaReport:
     """Per judge: the official-rule figures over the run's questions (`question_types`: id ->
-    type, every question of the run), the readable-only figures, and what is missing."""
+    type, every question of the run), the readable-only figures, and what is missing.
+    `abstention`: the ids the gold flags as abstention (LoCoMo's adversarial questions); None
+    reads LongMemEval's `_abs` ids."""
     judges: dict[str, JudgeRecord] = {}
     labels_by_judge: dict[str, dict[str, bool | None]] = {}
     kinds = {s.judge: s.judge_kind for s in scores}
     for judge in sorted(kinds, key=lambda name: (kinds[name] != "llm", name)):  # LLM judges lead
         mine = [s for s in scores if s.judge == judge]
         labels_by_judge[judge] = {q: v.label for q, v in first_verdicts(mine).items()}
-        judges[judge] = _judge_summary(mine, question_types, prompts)
+        judges[judge] = _judge_summary(mine, question_types, prompts, abstention)
     answered = [h for h in hypotheses if h.status == "ok"]
     return {
         "judges": judges,

@@ -26,6 +26,13 @@ AVERAGE_NOTE = (
     "evidence in the top k (the figure most vendors quote); recall_all@k: all evidence in the "
     "top k (the official printer's figure)."
 )
+OTHER_AVERAGE_NOTE = (  # a LoCoMo, BEAM or plug-in run: no `_abs` ids, no official printer
+    "Two averages, each question counting once among the questions evaluated: `overall` skips "
+    "the abstention questions (whose answer is not in the history: LoCoMo's adversarial "
+    "category, BEAM's abstention ability) and is the headline; `overall, with user-turn "
+    "evidence` also skips the questions whose evidence is in no user turn. recall_any@k: some "
+    "evidence in the top k; recall_all@k: all evidence in the top k."
+)
 HEADLINE = "official printer: skip _abs"
 WITH_USER_EVIDENCE = "run_retrieval.py: skip _abs and questions without user-turn evidence"
 
@@ -55,9 +62,11 @@ def _by_type(rows: Sequence[RetrievalRow], types: Sequence[str]) -> dict[str, An
     return {t: _group([r for r in rows if r.question_type == t]) for t in types}
 
 
-def summarize_retrieval(rows: Sequence[RetrievalRow]) -> dict[str, Any]:
+def summarize_retrieval(rows: Sequence[RetrievalRow], longmemeval: bool = True) -> dict[str, Any]:
+    """The figures per granularity; `longmemeval`: the run's questions are LongMemEval's, whose
+    official printer the note names (another benchmark's run gets a note of its own)."""
     summary: dict[str, Any] = {
-        "note": AVERAGE_NOTE,
+        "note": AVERAGE_NOTE if longmemeval else OTHER_AVERAGE_NOTE,
         "averaging": {"overall": HEADLINE, "with_user_evidence": WITH_USER_EVIDENCE},
     }
     for granularity in GRANULARITIES:

@@ -147,7 +147,9 @@ def write_run(
     if records:
         write_parquet(run_dir / "ingest.parquet", ingest_table(run_id, records))
     sessions = records or read_ingest(run_dir / "ingest.parquet")  # this run's, or recorded
-    summary = summarize_retrieval(retrieval)
+    benchmark = refs[0].benchmark if refs else "longmemeval"  # one dataset, one benchmark
+    summary = summarize_retrieval(retrieval, longmemeval=benchmark == "longmemeval")
+    summary["benchmark"] = benchmark
     shared_builds = any(r.build != r.question_id for r in refs)
     summary["ingestion"] = ingest_totals(records, shared_builds)
     checked = {o.question_id: o.ingest_health for o in results.outcomes}
@@ -176,7 +178,8 @@ def write_run(
         types = {r.question_id: r.question_type for r in refs}
         prompts = _judge_prompt_source(settings)
         verdicts = [s for s in results.scores if s.question_id not in rubric]
-        summary["qa"] = qa_summary(verdicts, hypotheses, types, prompts)
+        abstaining = {r.question_id for r in refs if r.is_abstention}  # LoCoMo's adversarial too
+        summary["qa"] = qa_summary(verdicts, hypotheses, types, prompts, abstaining)
         profiled = _judge_profile(settings, summary["qa"])
         if profiled is not None:
             summary["qa"]["judge_profile"] = profiled

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -356,3 +357,16 @@ def test_interrupted_write_leaves_no_partial_file(
         "compare-run-a-vs-run-b.md",
     ]
     assert json.loads((out / names[1]).read_text())["qa"]["overall"]["paired"]["n"] == 14
+
+
+def test_questions_the_gold_flags_as_abstention_are_the_abstention_row(tmp_path: Path) -> None:
+    """LoCoMo's adversarial questions carry no `_abs` in their ids; their rows' flag says."""
+    root = tmp_path / "results"
+    for run_id, label in (("run-a", False), ("run-b", True)):
+        rows = [_score("k0", True, 0), replace(_score("k1", label, 0), is_abstention=True)]
+        (root / run_id).mkdir(parents=True)
+        pq.write_table(scores_table(run_id, rows), root / run_id / "scores.parquet")
+    abstention = build_comparison("run-a", "run-b", results_dir=root, resamples=RESAMPLES)
+    row = abstention.qa.scores.abstention
+    assert (row.a.n, row.b.n) == (1, 1)
+    assert row.paired.n == 1 and row.paired.delta == pytest.approx(1.0)

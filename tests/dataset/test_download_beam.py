@@ -145,13 +145,25 @@ def test_an_unreachable_server_is_one_clear_error(
 
 def test_the_tiers_offered_hold_every_chat_of_the_tier() -> None:
     hundred_k = download_beam.tier_files("beam-100k")
-    assert len(hundred_k) == 40 and hundred_k[0] == "chats/100K/1/chat.json"
+    assert len(hundred_k) == 50 and hundred_k[0] == "chats/100K/1/chat.json"
     assert len(download_beam.tier_files("beam-500k")) == 70
+
+
+def test_the_truncated_histories_are_fetched_where_the_repository_has_them() -> None:
+    """The chats whose `chat_trunecated.json` BEAM's generation read (the commit's tree)."""
+    truncated = [
+        int(path.split("/")[2])
+        for path in download_beam.tier_files("beam-100k")
+        if path.endswith("/chat_trunecated.json")
+    ]
+    assert truncated == [5, 7, 10, 11, 12, 16, 17, 18, 19, 20]
+    assert not [p for p in download_beam.tier_files("beam-500k") if "trunecated" in p]
 
 
 @pytest.mark.skipif(not MIRROR.is_dir(), reason="no git mirror of mohammadtavakoli78/BEAM here")
 def test_the_pins_are_the_repositorys_files() -> None:
-    for path in download_beam.tier_files("beam-100k")[:6]:
+    files = download_beam.tier_files("beam-100k")
+    for path in files[:6] + [p for p in files if p.endswith("/chat_trunecated.json")]:
         blob = subprocess.run(
             ["git", "-C", str(MIRROR), "cat-file", "-p", f"{download_beam.COMMIT}:{path}"],
             check=True,

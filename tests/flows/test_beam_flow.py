@@ -84,3 +84,7 @@ def test_a_beam_run_reports_the_rubric_scores_per_ability(harness: None, tmp_pat
     evaluation = json.loads((run_dir / "beam/100K/3/evaluation-results-lme-bench.json").read_text())
     assert set(evaluation) == set(QUESTIONS) and "tau_norm" in evaluation["event_ordering"][0]
     assert not list(run_dir.glob("hypotheses.jsonl*"))  # LongMemEval's formats are not BEAM's
+    # no LongMemEval notes: no accuracy table to explain, no `_abs` ids, no official printer
+    assert "## Question answering" in markdown and "### LLM judge" not in markdown
+    for note in ("six types", "_abs", "print_retrieval_metrics.py", "print_qa_metrics"):
+        assert note not in markdown and note not in html

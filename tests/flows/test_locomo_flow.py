@@ -98,4 +98,12 @@ def test_a_locomo_run_ingests_each_conversation_once_and_reports_f1(
     exported = json.loads((run_dir / "locomo_predictions.json").read_text())
     assert [s["sample_id"] for s in exported] == ["conv-7", "conv-8"]
     assert all("prediction" in item for s in exported for item in s["qa"])
+    for number, sample in zip((7, 8), exported, strict=True):  # the file LoCoMo's scorer opens
+        assert json.loads((run_dir / "locomo" / f"{number}.json").read_text()) == sample
     assert not list(run_dir.glob("hypotheses.jsonl*"))  # LongMemEval's formats are not LoCoMo's
+    # the adversarial questions are the accuracy tables' abstention row
+    abstention = summary["qa"]["judges"]["fake:match-judge"]["abstention"]
+    assert abstention["n"] == 2 == locomo["categories"]["adversarial"]["count"]
+    assert f"| abstention | {100 * abstention['correct'] / 2:.1f}% | " in markdown
+    for note in ("six types", "`_abs`", "print_retrieval_metrics.py", "print_qa_metrics"):
+        assert note not in markdown and note not in html

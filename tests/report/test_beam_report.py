@@ -8,7 +8,11 @@ from pathlib import Path
 from lme_bench.benchmarks.split import splitter_for
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
 from lme_bench.report.beam import NO_JUDGE, beam_report
-from lme_bench.results.qa_tables import ScoreRow
+from lme_bench.report.qa import qa_markdown
+from lme_bench.results.qa_scores import qa_summary
+from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+from lme_bench.results.summary import summarize_retrieval
+from lme_bench.retrieval.official_ids import RetrievalRow
 from tests.benchmarks.beam.samples import write_chat, write_questions
 
 
@@ -67,3 +71,23 @@ def test_a_rubric_scored_row_is_attributed_as_such() -> None:
     answer = HypothesisRow(ref.question_id, "abstention", True, "x", "single", "q", "v", 5, 0)
     attribute_all([scored, failed], [answer], {ref.question_id})
     assert (scored.attribution, failed.attribution) == ("rubric-scored", "judge-failed")
+
+
+def test_a_beam_summary_has_no_longmemeval_notes(tmp_path: Path) -> None:
+    """BEAM questions get rubric scores, no yes/no verdicts: the QA part has no accuracy table,
+    so neither the notes that explain one (LongMemEval's official printer, `_abs` ids), and the
+    retrieval note names no LongMemEval script."""
+    refs = _refs(tmp_path)
+    types = {r.question_id: r.question_type for r in refs}
+    answers = [
+        HypothesisRow(r.question_id, r.question_type, False, "an answer", "single", "q", "v1", 5, 0)
+        for r in refs
+    ]
+    markdown = qa_markdown(qa_summary([], answers, types), "beam")
+    assert f"{len(refs)} of {len(refs)} questions answered (0 failed)" in markdown
+    for note in ("six types", "_abs", "evaluate_qa.py", "print_qa_metrics.py"):
+        assert note not in markdown
+    rows = [RetrievalRow(r.question_id, r.question_type, r.is_abstention, "turn", []) for r in refs]
+    note = summarize_retrieval(rows, longmemeval=False)["note"]
+    assert "_abs" not in note and "print_retrieval_metrics.py" not in note
+    assert "BEAM's abstention ability" in note

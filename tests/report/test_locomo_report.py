@@ -9,6 +9,7 @@ from pathlib import Path
 from lme_bench.benchmarks.split import splitter_for
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
 from lme_bench.report.locomo import PREDICTIONS_NAME, locomo_report
+from lme_bench.report.qa import qa_markdown
 from lme_bench.results.qa_records import PromptSource
 from lme_bench.results.qa_scores import qa_summary
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
@@ -24,15 +25,15 @@ ANSWERS = {  # the sample's questions, by category: right, right, half right, wr
 }
 
 
-def _refs(tmp_path: Path) -> list[QuestionRef]:
-    path = write_json(tmp_path / "data.json", [listed_sample("conv-7")])
+def _refs(tmp_path: Path, *samples: str) -> list[QuestionRef]:
+    path = write_json(tmp_path / "data.json", [listed_sample(s) for s in samples or ["conv-7"]])
     return prepare_dataset(path, tmp_path / "cache", *splitter_for(None, path)).questions
 
 
-def _answer(ref: QuestionRef) -> HypothesisRow:
+def _answer(ref: QuestionRef, text: str | None = None) -> HypothesisRow:
     return HypothesisRow(
-        ref.question_id, ref.question_type, ref.is_abstention, ANSWERS[ref.question_id],
-        "single", "fake:x", "v1", 5, 0,
+        ref.question_id, ref.question_type, ref.is_abstention,
+        ANSWERS[ref.question_id] if text is None else text, "single", "fake:x", "v1", 5, 0,
     )  # fmt: skip
 
 
@@ -131,3 +132,43 @@ def test_without_an_llm_judge_the_column_is_empty_and_says_so(tmp_path: Path) ->
     assert figures["llm_judge"] is None
     assert "No LLM judge gave verdicts" in section
     assert f"| overall | 5 | {figures['overall_f1']:.3f} | - | - |" in section
+
+
+def test_each_conversation_gets_the_file_locomos_scorer_opens_and_the_list_stays(
+    tmp_path: Path,
+) -> None:
+    """LoCoMo's task_eval scripts write one file per conversation (the input's name, its `qa`
+    list with `<key>` per item) and eval_question_answering(file, key) reads that file's `qa`:
+    each item's answer, category, evidence and prediction."""
+    refs = _refs(tmp_path, "conv-7", "conv-8")
+    answers = [_answer(r, f"answer to {r.question_id}") for r in refs]
+    figures, section = locomo_report(tmp_path, refs, [], answers, 10)
+    assert figures["conversation_predictions"] == ["locomo/7.json", "locomo/8.json"]
+    listed = json.loads((tmp_path / PREDICTIONS_NAME).read_text())
+    for sample_id, number in (("conv-7", 7), ("conv-8", 8)):
+        opened = json.loads((tmp_path / "locomo" / f"{number}.json").read_text())
+        assert opened == next(s for s in listed if s["sample_id"] == sample_id)
+        assert [item["prediction"] for item in opened["qa"]] == [
+            f"answer to {sample_id}-q{i}" for i in range(5)
+        ]
+        for item in opened["qa"]:
+            assert isinstance(item["category"], int) and isinstance(item["evidence"], list)
+            assert str(item["answer"])  # read for every category, the adversarial one too
+    assert "`locomo/7.json` … `locomo/8.json`" in section
+
+
+def test_adversarial_questions_are_the_accuracy_tables_abstention_row(tmp_path: Path) -> None:
+    refs = _refs(tmp_path, "conv-7", "conv-8")
+    right = {"conv-7-q4"}  # of the two adversarial questions (q4), one judged right
+    scores = [_verdict(r, "lab:judge", r.question_id in right) for r in refs]
+    types = {r.question_id: r.question_type for r in refs}
+    abstaining = {r.question_id for r in refs if r.is_abstention}
+    assert abstaining == {"conv-7-q4", "conv-8-q4"}
+    qa = qa_summary(scores, [], types, abstention=abstaining)
+    abstention = qa["judges"]["lab:judge"]["abstention"]
+    assert (abstention["correct"], abstention["n"]) == (1, 2)
+    assert qa["judges"]["lab:judge"]["per_type"]["adversarial"]["n"] == 2
+    markdown = qa_markdown(qa, "locomo")
+    assert "| abstention | 50.0% | 1 / 2 |" in markdown
+    assert "six types" not in markdown and "`_abs`" not in markdown
+    assert "adversarial (category 5) questions count in their category" in markdown

@@ -77,7 +77,7 @@ def test_the_retrieval_table_is_rounded() -> None:
 
 def test_benchmark_exports_are_linked(tmp_path: Path) -> None:
     report = _report(tmp_path)
-    exports = ["locomo_predictions.json", "beam/100K/1/results-lme-bench.json"]
+    exports = ["locomo_predictions.json", "beam/100K/1/results-lme-bench.json", "locomo/26.json"]
     for name in exports:
         (report.run_dir / name).parent.mkdir(parents=True, exist_ok=True)
         (report.run_dir / name).write_text("{}", encoding="utf-8")

@@ -2,9 +2,13 @@
 
 The path is a chat folder (`chats/100K/1`, holding `chat.json` and
 `probing_questions/probing_questions.json`), a tier folder (`chats/100K`), the `chats` folder
-or a checkout holding it. A chat's batches are its sessions (in date order, ties in file
-order) with their dates as ISO dates; the build id is the chat's `<tier>-<n>` (`100K-1`). A
-question's type is its ability; BEAM questions carry no date.
+or a checkout holding it. Where a chat folder also holds `chat_trunecated.json` (sic: a shorter
+history, in ten of the 100K chats and sixteen of the 1M), that is the chat read: BEAM's own
+question generation (src/beam/main.py) and answer generation
+(src/answer_probing_questions/answer_generation.py) read it instead of `chat.json` where it
+exists, so its questions were written against it. A chat's batches are its sessions (in date
+order, ties in file order) with their dates as ISO dates; the build id is the chat's
+`<tier>-<n>` (`100K-1`). A question's type is its ability; BEAM questions carry no date.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from lme_bench.benchmarks.protocol import (
 )
 
 CHAT_FILE = "chat.json"
+TRUNCATED_CHAT_FILE = "chat_trunecated.json"  # BEAM's spelling
 QUESTIONS_FILE = Path("probing_questions") / "probing_questions.json"
 _PATTERNS = (CHAT_FILE, f"*/{CHAT_FILE}", f"*/*/{CHAT_FILE}", f"chats/*/*/{CHAT_FILE}")
 
@@ -49,6 +54,13 @@ def chat_folders(path: Path) -> list[Path]:
         if found:
             return sorted(found, key=_chat_order)
     return []
+
+
+def chat_file(folder: Path) -> Path:
+    """The history the chat's questions were written against: `chat_trunecated.json` where
+    the folder holds one, else `chat.json` (the rule of BEAM's own generation code)."""
+    truncated = folder / TRUNCATED_CHAT_FILE
+    return truncated if truncated.is_file() else folder / CHAT_FILE
 
 
 def _chat_id(folder: Path) -> str:
@@ -107,7 +119,8 @@ def question_gold(gold: BeamGold, positions: dict[str, tuple[str, int]] | None =
 
 
 class Beam:
-    """BEAM chats: `chat.json` and its probing questions, per chat folder."""
+    """BEAM chats: `chat.json` (or `chat_trunecated.json`) and its probing questions, per
+    chat folder."""
 
     name = "beam"
     scoring = Scoring(
@@ -142,13 +155,13 @@ class Beam:
 
     def builds(self, path: Path) -> Iterator[Build]:
         for folder in self._folders(path):
-            conversation = read_conversation(folder / CHAT_FILE, _chat_id(folder))
+            conversation = read_conversation(chat_file(folder), _chat_id(folder))
             yield conversation_build(conversation)
 
     def questions(self, path: Path) -> Iterator[tuple[Question, Gold]]:
         for folder in self._folders(path):
             chat = _chat_id(folder)
-            _, positions = conversation_layout(read_conversation(folder / CHAT_FILE, chat))
+            _, positions = conversation_layout(read_conversation(chat_file(folder), chat))
             probing = read_probing_questions(folder / QUESTIONS_FILE, chat)
             for public in probing.questions:
                 gold = probing.gold_for(public)

@@ -17,6 +17,7 @@ import pytest
 from lme_bench.benchmarks.beam.chat import read_conversation
 from lme_bench.benchmarks.beam.models import ABILITIES
 from lme_bench.benchmarks.beam.questions import read_probing_questions
+from lme_bench.benchmarks.builtin.beam import Beam, conversation_layout, source_ids
 
 MIRROR = Path(os.environ.get("BEAM_MIRROR", "/work/.mirror/mohammadtavakoli78+BEAM/repo"))
 
@@ -32,7 +33,10 @@ def _from_mirror(root: Path) -> Path:
         name
         for name in listing
         if name.endswith("probing_questions/probing_questions.json")
-        or (name.startswith("chats/100K/") and name.endswith("/chat.json"))
+        or (
+            name.startswith("chats/100K/")
+            and name.endswith(("/chat.json", "/chat_trunecated.json"))
+        )
     ]
     for name in wanted:
         shown = subprocess.run(
@@ -78,3 +82,34 @@ def test_the_100k_chats_read_into_dated_sessions(beam_root: Path) -> None:
         assert roles["user"] == roles["assistant"]  # every message answered
         dates = [s.date for s in conversation.sessions]
         assert dates == sorted(dates)
+
+
+def test_the_100k_chats_are_the_histories_their_questions_were_written_against(
+    beam_root: Path,
+) -> None:
+    """Ten 100K chats have a chat_trunecated.json, which BEAM's generation read: the builds
+    hold it (chat 10: 286 of chat.json's 344 messages, its last batch dated 15 Aug 2024, not
+    5 Oct), and every message a question names as its source is in it."""
+    tier = beam_root / "chats" / "100K"
+    truncated = sorted(int(p.parent.name) for p in tier.glob("*/chat_trunecated.json"))
+    if not truncated:
+        pytest.skip("no 100K chat_trunecated.json files in this copy")
+    assert truncated == [5, 7, 10, 11, 12, 16, 17, 18, 19, 20]
+    builds = {b.build_id: b for b in Beam().builds(tier)}
+    tenth = builds["100K-10"]
+    assert sum(len(s.turns) for s in tenth.sessions) == 286
+    assert tenth.sessions[-1].date == "2024-08-15"
+    for number in truncated:
+        build = builds[f"100K-{number}"]
+        full = read_conversation(tier / str(number) / "chat.json")
+        assert sum(len(s.turns) for s in build.sessions) < full.turn_count
+        probing = read_probing_questions(
+            tier / str(number) / "probing_questions" / "probing_questions.json"
+        )
+        named = {
+            i for g in probing.gold.values() for i in source_ids(g.extra.get("source_chat_ids"))
+        }
+        _, positions = conversation_layout(
+            read_conversation(tier / str(number) / "chat_trunecated.json")
+        )
+        assert named <= set(positions), number
