@@ -36,7 +36,7 @@ from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.report.run_report import headline
 from lme_bench.results.readback import read_hypotheses
-from lme_bench.results.recorded_settings import check_settings, record_settings
+from lme_bench.results.recorded_settings import check_settings, record_moves, record_settings
 from lme_bench.run import batch, cache_keys, steps
 from lme_bench.run.collect import AnswerJob, Done, IngestJob, Job, JudgeJob, RunCollector
 from lme_bench.run.progress import RunProgress
@@ -309,6 +309,8 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     prepared, refs = tasks.prepare_questions(plan, question_ids, request.limit)
     if not request.replay:  # once the input is known to be good
         record_settings(plan.run_dir, settings, plan.request)
+    else:  # a replay keeps what was recorded, but for a model server named where it is now
+        record_moves(plan.run_dir, settings)
     existing = None
     if "judge" in settings.stages and "answer" not in settings.stages:
         existing = {h.question_id: h for h in read_hypotheses(plan.run_dir / "hypotheses.parquet")}

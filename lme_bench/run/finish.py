@@ -42,6 +42,7 @@ from lme_bench.results.readback import (
     read_retrieval,
     read_scores,
 )
+from lme_bench.results.recorded_settings import recorded_moves
 from lme_bench.results.summary import search_latency, summarize_retrieval
 from lme_bench.results.tables import retrieval_table, write_parquet
 from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow
@@ -274,6 +275,7 @@ def write_run(
         ),
         memory_entries={o.question_id: o.entries for o in results.outcomes},
         search=search_description(settings),
+        endpoint_moves=recorded_moves(run_dir),  # model servers named elsewhere for a rerun
         config=settings.redacted(),
         started_at=started_at.isoformat(),
         finished_at=datetime.now(UTC).isoformat(),
