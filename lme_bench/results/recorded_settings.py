@@ -17,7 +17,7 @@ from lme_bench.backends.builtin_params import comparable_memory
 from lme_bench.config.settings import Settings, replay_settings
 from lme_bench.config.transport import TRANSPORT_KEYS, is_transport
 from lme_bench.results.atomic import write_text_atomically
-from lme_bench.results.run_folder import RerunError
+from lme_bench.results.run_folder import RerunError, rerun_command
 
 CONFIG_FILE = "config.json"
 
@@ -146,7 +146,8 @@ def check_settings(run_dir: Path, settings: Settings, failed_only: bool = False)
     changes = "; ".join(f"{k}: {_shown(before.get(k))} -> {_shown(now.get(k))}" for k in keys)
     raise SettingsChanged(
         f"{run_dir}: run {run_dir.name} was made with other settings ({changes}); "
-        f"`lme-bench rerun {run_dir.name}` reruns it as it was, a new run id runs the new "
+        f"`{rerun_command(run_dir.name, run_dir.parent)}` reruns it as it was, a new run id"
+        " runs the new "
         "settings (a new judge alone: run only the judge and report stages)"
     )
 

@@ -203,7 +203,7 @@ def write_run(
         summary["estimate"] = beside_spent(estimate, spent)
     failed = sorted(results.failed)
     summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
-    markdown = run_markdown(summary, title, run_id, len(refs))
+    markdown = run_markdown(summary, title, run_id, len(refs), run_dir.parent)
     if any(r.benchmark == "locomo" for r in refs):  # its official figures beside the rest
         answers = results.hypotheses
         if answers is None and (run_dir / "hypotheses.parquet").exists():

@@ -5,6 +5,8 @@ server that comes back at another port is named for the rerun, which keeps what 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,3 +136,33 @@ def test_a_rerun_names_the_moved_model_server_and_keeps_the_finished_results(
     assert recorded["moves"] == manifest["endpoint_moves"]
     for table, rows in kept.items():  # the finished question's rows, as they were
         assert [r for r in _rows(run_dir, table) if r["question_id"] == done_first] == rows
+
+
+def test_the_rerun_hints_of_a_failed_run_work_as_typed_from_elsewhere(
+    harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = tmp_path / "lab results"  # set in the config alone, and with a space
+    with serve([CONTEXT, REFUSED]) as (url, fake):
+        config = _config(tmp_path, url)
+        config.write_text(config.read_text() + f'\n[run]\nresults_dir = "{results}"\n')
+        with pytest.raises(RunFailures) as failed:
+            longmemeval(RunRequest(config=str(config), run_id="hinted", limit=1))
+        summary = (results / "hinted" / "summary.md").read_text()
+        hints = {
+            "flow": re.findall(r"`(lme-bench rerun [^`]+)`", str(failed.value)),
+            "summary.md": re.findall(r"`(lme-bench rerun [^`]+)`", summary),
+        }
+        assert hints["flow"] == hints["summary.md"] and len(hints["flow"]) == 1
+        (hint,) = hints["flow"]
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        monkeypatch.chdir(elsewhere)  # the user's shell, somewhere else
+        monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+        monkeypatch.setenv("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
+        fake.replies[:] = [CONTEXT]  # the server is well again
+        argv = shlex.split(hint)
+        assert argv[0] == "lme-bench"
+        assert cli.main(argv[1:]) == 0  # typed as printed
+    manifest = json.loads((results / "hinted" / "manifest.json").read_text())
+    assert manifest["failed_question_ids"] == []
+    assert not (elsewhere / "results").exists()

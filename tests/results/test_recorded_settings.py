@@ -69,7 +69,7 @@ def test_other_settings_are_refused_naming_every_differing_key(tmp_path: Path) -
     assert text.startswith(f"{run_dir}: run r1 was made with other settings (")
     assert 'models.judge: "fake:match-judge" -> "fake:yes"' in text
     assert "qa.top_ke: 10 -> 5" in text
-    assert "lme-bench rerun r1" in text
+    assert f"`lme-bench rerun r1 --results-dir {run_dir.parent}` reruns it" in text
     assert isinstance(raised.value, RerunError)  # the CLI's exit 2
 
 
