@@ -37,7 +37,8 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.report.run_facts import wall_words
 from lme_bench.report.run_report import headline
 from lme_bench.results.readback import read_hypotheses
-from lme_bench.results.recorded_settings import check_settings, record_settings
+from lme_bench.results.recorded_settings import check_settings, record_moves, record_settings
+from lme_bench.results.run_folder import rerun_command
 from lme_bench.run import batch, cache_keys, steps
 from lme_bench.run.collect import AnswerJob, Done, IngestJob, Job, JudgeJob, RunCollector
 from lme_bench.run.progress import RunProgress
@@ -317,6 +318,8 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     prepared, refs = tasks.prepare_questions(plan, question_ids, request.limit)
     if not request.replay:  # once the input is known to be good
         record_settings(plan.run_dir, settings, plan.request)
+    else:  # a replay keeps what was recorded, but for a model server named where it is now
+        record_moves(plan.run_dir, settings)
     existing = None
     if "judge" in settings.stages and "answer" not in settings.stages:
         existing = {h.question_id: h for h in read_hypotheses(plan.run_dir / "hypotheses.parquet")}
@@ -346,7 +349,8 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     if report.failed:
         raise RunFailures(
             f"{len(report.failed)} question(s) failed: {', '.join(report.failed[:20])}; "
-            f"results written to {report.run_dir}; `lme-bench rerun {report.run_id}` redoes them"
+            f"results written to {report.run_dir};"
+            f" `{rerun_command(report.run_id, report.run_dir.parent)}` redoes them"
         )
     return {
         "run_id": report.run_id,

@@ -79,6 +79,15 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="rerun only the questions that failed; the others' rows are kept as they are",
     )
+    rerun.add_argument(
+        "--base-url",
+        action="append",
+        default=[],
+        metavar="PROVIDER=URL",
+        help="where a [providers] model server is now, e.g. local=http://127.0.0.1:8081/v1 (the"
+        " same model moved: results are kept, the move is recorded in config.json and the"
+        " manifest)",
+    )
     rerun.add_argument("-v", "--verbose", action="store_true", help="log every task run's state")
 
     gen = commands.add_parser("generate", help="write an S- or M-scale LongMemEval-format file")
@@ -296,6 +305,24 @@ def _run(args: argparse.Namespace, flows: FlowLoader) -> int:
     return _start(request, flows, args.verbose)
 
 
+def _moved_endpoints(given: list[str], recorded: dict[str, Any], run_id: str) -> dict[str, str]:
+    """`--base-url PROVIDER=URL` as overrides of the providers the run recorded."""
+    providers = recorded.get("providers") or {}
+    moved: dict[str, str] = {}
+    for text in given:
+        name, sep, url = text.partition("=")
+        if not sep or not name or not url.strip():
+            raise ConfigError(f"--base-url {text!r}: expected PROVIDER=URL, e.g. local=http://…/v1")
+        if name not in providers:
+            known = ", ".join(sorted(providers)) or "none"
+            raise ConfigError(
+                f"--base-url {text!r}: run {run_id} has no [providers.{name}] (its providers:"
+                f" {known})"
+            )
+        moved[f"providers.{name}.base_url"] = url.strip()
+    return moved
+
+
 def _rerun(args: argparse.Namespace, flows: FlowLoader) -> int:
     """The run's recorded request with its recorded settings (whatever the environment says
     now): only what failed or changed since is redone."""
@@ -309,9 +336,12 @@ def _rerun(args: argparse.Namespace, flows: FlowLoader) -> int:
     if recorded is None:
         read_manifest(run_dir)  # names the missing folder or manifest
         raise RerunError(f"{run_dir}: the run recorded no settings to rerun")
+    overrides = dict(recorded["request"].get("overrides") or {})
+    overrides |= _moved_endpoints(args.base_url, recorded["settings"], args.run_id)
     request = RunRequest.model_validate(
         recorded["request"]
         | {
+            "overrides": overrides,
             "run_id": args.run_id,
             "results_dir": str(args.results_dir),
             "failed_only": args.failed_only,

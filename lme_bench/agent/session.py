@@ -23,6 +23,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 
+from lme_bench.agent.copied_escapes import without_copied_escapes
 from lme_bench.agent.prompts import AgentPrompts, context_only_text, for_speakers
 from lme_bench.agent.state import SessionState, next_window, start_state
 from lme_bench.agent.tools import Observed
@@ -80,7 +81,8 @@ class SessionAgent:
         self.start_context = start_context
 
     async def _call(self, text: str, model: CountedModel) -> AIMessage:
-        return await model.ainvoke([self.system, HumanMessage(text)])
+        reply = await model.ainvoke([self.system, HumanMessage(text)])
+        return without_copied_escapes(reply, f"{self.system.content}\n{text}")
 
     async def observe(self, state: SessionState) -> dict[str, Any]:
         check_stopping()  # a stopped run redoes this session

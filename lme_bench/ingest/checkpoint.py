@@ -182,3 +182,23 @@ def claimed_fingerprints(path: Path, memory_ids: list[str]) -> dict[str, str]:
     finally:
         db.close()
     return {str(memory_id): str(fingerprint) for memory_id, fingerprint in rows}
+
+
+def checkpointed_sessions(path: Path, memory_ids: list[str], mode: str) -> list[SessionRecord]:
+    """The records of every session checkpointed (stored, or saved and being stored) for these
+    memories in `mode`, read without writing: what an ingestion that did not finish spent and
+    stored (the file may not exist yet: nothing checkpointed)."""
+    if not path.is_file() or not memory_ids:
+        return []
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
+    try:
+        marks = ",".join("?" * len(memory_ids))
+        rows = db.execute(
+            f"SELECT record FROM sessions WHERE memory_id IN ({marks}) AND mode = ?"
+            " ORDER BY memory_id, session_key",
+            [*memory_ids, mode],
+        ).fetchall()
+    finally:
+        db.close()
+    records = [SessionRecord.from_json(json.loads(row[0])) for row in rows]
+    return sorted(records, key=lambda r: (r.question_id, r.session_index))

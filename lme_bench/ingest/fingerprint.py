@@ -14,6 +14,7 @@ from lme_bench.backends.builtin_params import McpParams, builtin_params, memory_
 from lme_bench.backends.protocol import Capability
 from lme_bench.backends.registry import backend_class, backend_source_digest
 from lme_bench.config.settings import Settings
+from lme_bench.config.transport import PROVIDER_TRANSPORT
 
 
 def digest(value: Any) -> str:
@@ -52,14 +53,16 @@ def memory_identity(settings: Settings) -> dict[str, Any]:
 
 def provider_settings(settings: Settings, model: str | None) -> dict[str, Any] | None:
     """What the provider of `model` ("provider:model") answers with: a configured
-    [providers.<name>]'s kind, endpoint and region (not its key's variable, nor a fake's
-    latency: neither changes a reply); None for a built-in provider or no model."""
+    [providers.<name>]'s kind (not how it is reached: its endpoint, region, key's variable or
+    a fake's latency change no reply, config/transport.py); None for a built-in provider or
+    no model."""
     if not model:
         return None
     configured = settings.providers.get(model.partition(":")[0])
     if configured is None:
         return None
-    return configured.model_dump(mode="json", include={"kind", "base_url", "region"})
+    fields = {"kind", "base_url", "region"} - set(PROVIDER_TRANSPORT)
+    return configured.model_dump(mode="json", include=fields)
 
 
 def model_settings(settings: Settings, role: str) -> dict[str, Any]:

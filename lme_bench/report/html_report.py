@@ -262,6 +262,7 @@ _QUIET_WHEN_ZERO = frozenset(
         "timeouts",
         "dropped_tool_calls",
         "resumed_sessions",
+        "unfinished_sessions",
     }
 )
 _AGENT_ONLY = frozenset({"llm_calls_per_turn", "input_tokens", "output_tokens", "tool_calls"})

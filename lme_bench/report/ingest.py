@@ -35,6 +35,17 @@ def ingested_words(totals: dict[str, Any]) -> str:
     return f"{count(totals['questions'])} questions"
 
 
+def _unfinished_text(totals: dict[str, Any]) -> str:
+    """The sessions counted of ingestions that did not finish ("" without one)."""
+    unfinished = totals.get("unfinished_sessions") or 0
+    if not unfinished:
+        return ""
+    return (
+        f" {count(unfinished)} of these sessions were stored by ingestions that did not finish"
+        " (their questions failed or the run stopped); their calls, tokens and cost are counted."
+    )
+
+
 def totals_markdown(totals: dict[str, Any]) -> str:
     agent = (
         f"the memory agent made {count(totals['llm_calls'])} model calls{_per_turn(totals)}, "
@@ -53,6 +64,7 @@ def totals_markdown(totals: dict[str, Any]) -> str:
             f"calls to the memory system: {counted(totals['memory_calls'])}; "
             f"{count(totals['sessions_not_ok'])} sessions not ingested, "
             f"{count(totals['resumed_sessions'])} resumed from a checkpoint."
+            + _unfinished_text(totals)
             + _tool_call_text(totals),
             "",
         ]

@@ -31,6 +31,7 @@ LABELS = {
     "entries_written": "memory entries written",
     "sessions_not_ok": "sessions not ingested",
     "resumed_sessions": "sessions resumed from a checkpoint",
+    "unfinished_sessions": "sessions of ingestions that did not finish",
     "seconds": "ingestion time (summed over questions, not wall time)",
     "dropped_tool_calls": "tool calls left out over the caps",
     "tool_calls": "memory agent tool calls",

@@ -24,6 +24,7 @@ from lme_bench.report.summary import memory_markdown, summary_markdown
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_scores import primary_judge
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+from lme_bench.results.run_folder import rerun_command
 from lme_bench.results.summary import not_applicable
 from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow
 
@@ -84,16 +85,22 @@ def _with_banner(markdown: str, banner: str) -> str:
     return f"{title}\n\n{banner}\n\n{rest}"
 
 
-def _incomplete_banner(run_id: str, failed: list[str], total: int) -> str:
-    """A line saying the run is incomplete: how many, which."""
+def _incomplete_banner(rerun: str, failed: list[str], total: int) -> str:
+    """A line saying the run is incomplete: how many, which, and the command that redoes them."""
     shown = ", ".join(failed[:20]) + (" …" if len(failed) > 20 else "")
     return (
         f"**Incomplete run**: {len(failed)} of {total} questions failed ({shown}); the figures "
-        f"below leave them out. `lme-bench rerun {run_id}` redoes them."
+        f"below leave them out. `{rerun}` redoes them."
     )
 
 
-def run_markdown(summary: dict[str, Any], title: str, run_id: str, questions: int) -> str:
+def run_markdown(
+    summary: dict[str, Any],
+    title: str,
+    run_id: str,
+    questions: int,
+    results_dir: Path | str = "results",
+) -> str:
     """summary.md: retrieval, the memory system, ingestion, QA, cost and the estimate beside
     what was spent, with banners for empty memories and failed questions under the title."""
     heading, _, retrieval = summary_markdown(summary, title).partition("\n\n")
@@ -124,7 +131,8 @@ def run_markdown(summary: dict[str, Any], title: str, run_id: str, questions: in
         markdown = _with_banner(markdown, empty_memory_markdown(health))
     failed = (summary.get("incomplete") or {}).get("question_ids") or []
     if failed:
-        markdown = _with_banner(markdown, _incomplete_banner(run_id, failed, questions))
+        rerun = rerun_command(run_id, results_dir)
+        markdown = _with_banner(markdown, _incomplete_banner(rerun, failed, questions))
     return markdown
 
 

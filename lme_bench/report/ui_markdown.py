@@ -12,6 +12,7 @@ from lme_bench.report.html_report import REPORT_NAME
 from lme_bench.report.labels import count
 from lme_bench.report.run_report import RunReport
 from lme_bench.report.summary import summary_table, system_calls_words
+from lme_bench.results.run_folder import rerun_command
 
 RESULT_FILES = (
     REPORT_NAME,
@@ -130,7 +131,8 @@ def report_markdown(report: RunReport, link_base: str | None = None) -> str:
             "## Failed questions",
             "",
             f"{len(report.failed)}: {', '.join(report.failed[:50])}",
-            f"Rerun them with `lme-bench rerun {report.run_id}` (successes come from the cache).",
+            f"Rerun them with `{rerun_command(report.run_id, report.run_dir.parent)}`"
+            " (successes come from the cache).",
             "",
         ]
     parts += ["## Result files", "", f"Folder: `{report.run_dir.resolve()}`", "", *links, ""]

@@ -9,19 +9,22 @@ environment). It is written when a run starts, so a run that was killed can be r
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from lme_bench.backends.builtin_params import comparable_memory
 from lme_bench.config.settings import Settings, replay_settings
+from lme_bench.config.transport import TRANSPORT_KEYS, is_transport
 from lme_bench.results.atomic import write_text_atomically
-from lme_bench.results.run_folder import RerunError
+from lme_bench.results.run_folder import RerunError, rerun_command
 
 CONFIG_FILE = "config.json"
 
 # Settings that may differ between invocations of one run id, as they change no result:
-# which stages run, how much at once, where caches live, how long to wait and how often to
-# retry, the prices that turn tokens into costs, and whether requests go through a batch API.
+# which stages run, how much at once, where caches live, the prices that turn tokens into
+# costs, whether requests go through a batch API; and how a model is reached (transport.py:
+# endpoints, timeouts, retries), whose changes of endpoint are recorded as moves.
 FREE_KEYS = (
     "run.stages",
     "run.task_tags",
@@ -32,9 +35,7 @@ FREE_KEYS = (
     "limits",
     "cache.storage",
     "dataset.cache_dir",
-    "models.timeout_s",
-    "models.retry_attempts",
-    "memory.params.timeout_s",
+    *TRANSPORT_KEYS,
     "prices",
     "qa.batch",  # through a batch API or call by call, the same requests and rows
     "qa.batch_poll_s",
@@ -105,6 +106,7 @@ def differing_keys(recorded: dict[str, Any], settings: Settings, new_judge: bool
         key
         for key in before.keys() | now.keys()
         if not _under(key, allowed)
+        and not is_transport(key)
         and before.get(key, defaults.get(key, missing)) != now.get(key, missing)
     )
 
@@ -144,15 +146,82 @@ def check_settings(run_dir: Path, settings: Settings, failed_only: bool = False)
     changes = "; ".join(f"{k}: {_shown(before.get(k))} -> {_shown(now.get(k))}" for k in keys)
     raise SettingsChanged(
         f"{run_dir}: run {run_dir.name} was made with other settings ({changes}); "
-        f"`lme-bench rerun {run_dir.name}` reruns it as it was, a new run id runs the new "
+        f"`{rerun_command(run_dir.name, run_dir.parent)}` reruns it as it was, a new run id"
+        " runs the new "
         "settings (a new judge alone: run only the judge and report stages)"
     )
 
 
-def record_settings(run_dir: Path, settings: Settings, request: dict[str, Any]) -> None:
-    """Write the run's request and effective settings to its folder, atomically (unless it
-    holds them already: a run of a finished run id then writes nothing before its tables)."""
-    path = run_dir / CONFIG_FILE
-    text = json.dumps({"request": request, "settings": settings.redacted()}, indent=2) + "\n"
+def _endpoint_changes(recorded: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """Provider transport keys (transport.py) whose value differs from the recorded one, with
+    their new values, of providers the run had."""
+    before, now = flatten(recorded), flatten(settings.redacted())
+    had = {key.split(".")[1] for key in before if key.startswith("providers.")}
+    return {
+        key: now.get(key)
+        for key in sorted(before.keys() | now.keys())
+        if key.startswith("providers.")
+        and key.split(".")[1] in had
+        and is_transport(key)
+        and before.get(key) != now.get(key)
+    }
+
+
+def _moves(recorded: dict[str, Any], settings: Settings) -> list[dict[str, Any]]:
+    """The recorded moves, then one per provider transport key that changed now."""
+    before = flatten(recorded.get("settings") or {})
+    at = datetime.now(UTC).isoformat()
+    changed = _endpoint_changes(recorded.get("settings") or {}, settings)
+    new = [{"setting": k, "from": before.get(k), "to": v, "at": at} for k, v in changed.items()]
+    return list(recorded.get("moves") or []) + new
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RerunError(f"{path}: not valid JSON ({exc})") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    text = json.dumps(data, indent=2) + "\n"
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         write_text_atomically(path, text)
+
+
+def record_settings(run_dir: Path, settings: Settings, request: dict[str, Any]) -> None:
+    """Write the run's request and effective settings to its folder, atomically (unless it
+    holds them already: a run of a finished run id then writes nothing before its tables);
+    a provider endpoint changed since is recorded as a move."""
+    path = run_dir / CONFIG_FILE
+    moves = _moves(_read(path), settings)
+    data: dict[str, Any] = {"request": request, "settings": settings.redacted()}
+    _write(path, data | ({"moves": moves} if moves else {}))
+
+
+def record_moves(run_dir: Path, settings: Settings) -> None:
+    """For a replay: the provider transport settings it changed (a moved model server, named
+    for a rerun) replace the recorded ones, each recorded as a move (setting, from, to, at);
+    the request and every other setting stay as the run recorded them."""
+    path = run_dir / CONFIG_FILE
+    recorded = _read(path)
+    if not isinstance(recorded.get("settings"), dict):
+        return
+    changed = _endpoint_changes(recorded["settings"], settings)
+    if not changed:
+        return
+    moves = _moves(recorded, settings)
+    for key, value in changed.items():
+        *sections, name = key.split(".")
+        table = recorded["settings"]
+        for section in sections:
+            table = table.setdefault(section, {})
+        table[name] = value
+    _write(path, recorded | {"moves": moves})
+
+
+def recorded_moves(run_dir: Path) -> list[dict[str, Any]]:
+    """The endpoint moves the run's config.json records (none: an empty list)."""
+    moves = _read(run_dir / CONFIG_FILE).get("moves")
+    return list(moves) if isinstance(moves, list) else []

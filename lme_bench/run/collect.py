@@ -125,6 +125,7 @@ class RunCollector:
         for i, ref in enumerate(refs):
             self._askers.setdefault(ref.build, []).append(i)
         self._build_outcomes: dict[str, IngestOutcome] = {}
+        self._locations: dict[str, MemoryLocation] = {}
 
     @property
     def builds(self) -> int:
@@ -138,6 +139,7 @@ class RunCollector:
     def start(self, locations: dict[str, MemoryLocation]) -> list[Job]:
         """One ingest job per build (`locations` is keyed by build), the longest first: a
         long build started last would keep the run waiting on it alone."""
+        self._locations = dict(locations)
         jobs = [IngestJob(asking[0], locations[build]) for build, asking in self._askers.items()]
         jobs.sort(key=lambda job: self._ingest_work(self.refs[job.index]), reverse=True)
         return list(jobs)
@@ -240,6 +242,11 @@ class RunCollector:
             return [found[i] for i in sorted(found)]
 
         results = RunResults(outcomes=ordered(self._outcomes), failed=self.failed)
+        results.unfinished_memories = {  # builds whose ingestion failed or never finished
+            location.memory_id: build
+            for build, location in self._locations.items()
+            if build not in self._build_outcomes and location.memory_id
+        }
         if "retrieval" in self.stages:
             results.retrieval = [row for rows in ordered(self._retrieval) for row in rows]
         if "answer" in self.stages:

@@ -11,7 +11,9 @@ from typing import Any
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.known import describe_release
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
+from lme_bench.ingest.checkpoint import checkpointed_sessions
 from lme_bench.ingest.question import IngestOutcome
+from lme_bench.ingest.records import SessionRecord
 from lme_bench.ingest.titles import memory_titles
 from lme_bench.judge.calibration.successor import manifest_record, successor_record
 from lme_bench.judge.family_requests import judge_request_shapes
@@ -47,6 +49,7 @@ from lme_bench.results.readback import (
     read_retrieval,
     read_scores,
 )
+from lme_bench.results.recorded_settings import recorded_moves
 from lme_bench.results.summary import search_latency, summarize_retrieval
 from lme_bench.results.tables import retrieval_table, write_parquet
 from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow, has_evidence_turns
@@ -67,6 +70,17 @@ class RunResults:
     hypotheses: list[HypothesisRow] | None = None
     scores: list[ScoreRow] | None = None
     failed: dict[str, str] = field(default_factory=dict)  # question id -> first error
+    # memory id -> build, of the builds whose ingestion failed or stopped before it finished
+    unfinished_memories: dict[str, str] = field(default_factory=dict)
+
+
+def _unfinished_sessions(settings: Settings, results: RunResults) -> list[SessionRecord]:
+    """The sessions that ingestions which did not finish checkpointed: their model calls,
+    tokens and writes were spent, so the summary, the cost and ingest.parquet count them."""
+    if "ingest" not in settings.stages:
+        return []
+    path = settings.run.results_dir / "checkpoints.sqlite"
+    return checkpointed_sessions(path, list(results.unfinished_memories), settings.ingest.mode)
 
 
 def _prompt_hashes(settings: Settings) -> dict[str, Any]:
@@ -136,7 +150,9 @@ def write_run(
     started_at: datetime,
 ) -> RunReport:
     run_dir, run_id = plan.run_dir, plan.run_id
+    unfinished = _unfinished_sessions(settings, results)
     records = [record for outcome in results.outcomes for record in outcome.sessions]
+    records += unfinished
     if results.retrieval is not None:
         write_parquet(run_dir / "retrieval.parquet", retrieval_table(run_id, results.retrieval))
     retrieval = (
@@ -152,6 +168,7 @@ def write_run(
     summary["benchmark"] = benchmark
     shared_builds = any(r.build != r.question_id for r in refs)
     summary["ingestion"] = ingest_totals(records, shared_builds)
+    summary["ingestion"]["unfinished_sessions"] = len(unfinished)
     checked = {o.question_id: o.ingest_health for o in results.outcomes}
     summary["memory_health"] = memory_health(question_health(sessions, checked))
     empty_memories = frozenset(summary["memory_health"]["question_ids"])
@@ -219,7 +236,7 @@ def write_run(
     }
     failed = sorted(results.failed)
     summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
-    markdown = run_markdown(summary, title, run_id, len(refs))
+    markdown = run_markdown(summary, title, run_id, len(refs), run_dir.parent)
     if any(r.benchmark == "locomo" for r in refs):  # its official figures beside the rest
         answers = results.hypotheses
         if answers is None and (run_dir / "hypotheses.parquet").exists():
@@ -294,6 +311,7 @@ def write_run(
         ),
         memory_entries={o.question_id: o.entries for o in results.outcomes},
         search=search_description(settings),
+        endpoint_moves=recorded_moves(run_dir),  # model servers named elsewhere for a rerun
         config=settings.redacted(),
         started_at=started_at.isoformat(),
         finished_at=datetime.now(UTC).isoformat(),

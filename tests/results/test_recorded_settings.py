@@ -69,15 +69,18 @@ def test_other_settings_are_refused_naming_every_differing_key(tmp_path: Path) -
     assert text.startswith(f"{run_dir}: run r1 was made with other settings (")
     assert 'models.judge: "fake:match-judge" -> "fake:yes"' in text
     assert "qa.top_ke: 10 -> 5" in text
-    assert "lme-bench rerun r1" in text
+    assert f"`lme-bench rerun r1 --results-dir {run_dir.parent}` reruns it" in text
     assert isinstance(raised.value, RerunError)  # the CLI's exit 2
 
 
-def test_a_provider_added_or_moved_is_a_difference(tmp_path: Path) -> None:
+def test_a_provider_added_is_a_difference_and_one_moved_is_not(tmp_path: Path) -> None:
     run_dir = _recorded(tmp_path, **{"providers.local": {"base_url": "http://127.0.0.1:1/v1"}})
     moved = _settings(tmp_path, **{"providers.local": {"base_url": "http://127.0.0.1:2/v1"}})
     recorded = json.loads((run_dir / "config.json").read_text())["settings"]
-    assert differing_keys(recorded, moved, new_judge=False) == ["providers.local.base_url"]
+    assert differing_keys(recorded, moved, new_judge=False) == []  # the same model, elsewhere
+    added = {"providers.lab": {"base_url": "http://127.0.0.1:3/v1"}}
+    keys = differing_keys(recorded, _settings(tmp_path, **added), new_judge=False)
+    assert "providers.lab.kind" in keys and "providers.lab.base_url" not in keys
 
 
 def test_judging_alone_may_take_a_new_judge_and_its_provider_but_nothing_else(
