@@ -128,4 +128,4 @@ def test_the_extras_named_in_hints_are_pyproject_extras_and_torch_the_makefile_p
         if any(n.startswith("torch") or n.startswith("lme-bench[dense") for n in needs)
     }
     assert with_torch == WITH_TORCH
-    assert f"$(BIN)/pip install {TORCH_PIN} " in (ROOT / "Makefile").read_text()
+    assert f"$(PIP) {TORCH_PIN} " in (ROOT / "Makefile").read_text()  # installed first
