@@ -38,6 +38,7 @@ def read_retrieval(path: Path) -> list[RetrievalRow]:
                 row.get("search_seconds"),  # tables before schema 4 did not time it
                 row.get("search_embedding_calls"),  # nor, before schema 5, count its calls
                 row.get("search_model_calls"),
+                row.get("search_wait_seconds"),  # before schema 6: in search_seconds
             )
         )
     return rows

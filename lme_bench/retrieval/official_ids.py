@@ -54,10 +54,12 @@ class RetrievalRow:
     requested_depth: int | None = None  # hits asked for
     depth: int | None = None  # hits the system returned
     reason: str | None = None  # not-applicable: why the hits cannot be mapped
-    search_seconds: float | None = None  # the memory's search call, timed
+    search_seconds: float | None = None  # the memory's search call, timed, waits left out
     # the memory system's own calls during that search (None: not recorded)
     search_embedding_calls: int | None = None
     search_model_calls: int | None = None
+    # None: tables before schema 6, whose search_seconds held the waits too
+    search_wait_seconds: float | None = None  # waits on lme-bench's embedder, model load, limiters
 
 
 def _user_turn_has_answer(instance: Instance, position: int) -> bool:
