@@ -349,9 +349,11 @@ def render_report(
             f'<p class="wrong" id="memory-empty"><b>Empty memory</b>: {escape(empty)}. Empty: '
             f"{escape(health['rule'])}.</p>"
         )
+    lead = summary.get("headline")
     body = [
         f"<h1>{escape(title)}</h1>",
         banner,
+        f'<p id="headline"><b>Headline</b>: {escape(lead)}.</p>' if lead else "",
         _about(summary, views, primary),
         _chart(summary, primary),
         _locomo_section(summary["locomo"]) if summary.get("locomo") else "",

@@ -19,7 +19,13 @@ from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.report.beam import beam_report
 from lme_bench.report.locomo import locomo_report
-from lme_bench.report.run_report import RunReport, headline, run_markdown, write_report
+from lme_bench.report.run_report import (
+    RunReport,
+    headline,
+    run_markdown,
+    with_headline,
+    write_report,
+)
 from lme_bench.results.batch_jobs import answered_in_batch, manifest_entries, read_jobs
 from lme_bench.results.cost import run_cost, system_usage
 from lme_bench.results.estimates import beside_spent, spent_by_stage
@@ -201,6 +207,8 @@ def write_run(
         judges = [j for j in (settings.models.judge, settings.judge.second_model) if j]
         summary["beam"], section = beam_report(run_dir, refs, answers, judged, judges)
         markdown += section
+    summary["headline"] = headline(summary)  # accuracy, search latency, context tokens
+    markdown = with_headline(markdown, summary["headline"])
     if "report" in settings.stages:
         hypotheses_read = (
             results.hypotheses
