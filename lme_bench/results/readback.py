@@ -38,7 +38,8 @@ def read_retrieval(path: Path) -> list[RetrievalRow]:
                 row.get("search_seconds"),  # tables before schema 4 did not time it
                 row.get("search_embedding_calls"),  # nor, before schema 5, count its calls
                 row.get("search_model_calls"),
-                row.get("search_wait_seconds"),  # before schema 6: in search_seconds
+                # by name: tables before it held the waits in search_seconds
+                search_wait_seconds=row.get("search_wait_seconds"),
             )
         )
     return rows
