@@ -207,7 +207,10 @@ class BackendEnv:
     and shared by every instance and stage in that process (with a cache of the vectors it
     made); each call returns a new view of it that counts its own calls, so keep the one you
     get. MiniLM needs the `dense` extra; without it the call raises a ConfigError saying how to
-    install it. None only when a backend is built by hand."""
+    install it. None only when a backend is built by hand. Time an `embed` spends waiting for
+    the model (its first load, another thread's forward pass) is recorded as wait, not as the
+    system's latency, when it is called in the call's own task or through `asyncio.to_thread`
+    (docs/performance.md, What the latency figures measure)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Built-in backends' own inputs (the run's settings under `"settings"`); not part of the
     plug-in API."""

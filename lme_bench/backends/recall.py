@@ -3,18 +3,20 @@
 Hits come from the protocol's `search`, except for a system with an entry surface
 (Capability.ENTRIES), which is searched through that surface in one call that also returns its
 context documents; its hits are the ones its own `search` returns (entry_system.entry_hit).
-Each search is timed.
+Each search is timed around the system's call alone: time it spent waiting on lme-bench (the
+embedding lock, a model's first load, a limiter: lme_bench.common.waits) is kept apart, as
+`wait_seconds`, and is not in its `seconds`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import time
 from dataclasses import dataclass, field
 
 from lme_bench.backends.capabilities import entry_memory_of
 from lme_bench.backends.entry_system import entry_hit
 from lme_bench.backends.protocol import Hit, MemorySystem, Usage
+from lme_bench.common.waits import timed_call
 from lme_bench.entries.models import ContextHit
 
 
@@ -25,7 +27,8 @@ class Recall:
     hits: list[Hit]  # best first
     contexts: list[ContextHit] = field(default_factory=list)  # context documents, best first
     latest_context: str | None = None  # the memory's newest context document
-    seconds: float = 0.0  # how long the search took
+    seconds: float = 0.0  # how long the search took, waits on lme-bench left out
+    wait_seconds: float = 0.0  # how long it waited on lme-bench (embedding lock, model load)
 
 
 def usage_since(system: MemorySystem, before: Usage) -> Usage:
@@ -58,14 +61,23 @@ class MemorySearch:
 
     async def search(self, memory_id: str, query: str, *, k: int, contexts: int = 0) -> Recall:
         """Up to `k` hits and up to `contexts` context documents (for systems that keep them)."""
-        started = time.perf_counter()
-        if self.entry_memory is None:
-            hits = await self.system.search(memory_id, query, question_date=self.question_date, k=k)
-            return Recall(hits=list(hits[:k]), seconds=time.perf_counter() - started)
-        found = await self.entry_memory.search(memory_id, query, top_ke=k, top_kc=contexts)
+        with timed_call() as clock:
+            if self.entry_memory is None:
+                hits = list(
+                    await self.system.search(
+                        memory_id, query, question_date=self.question_date, k=k
+                    )
+                )
+                shown: list[ContextHit] = []
+                latest = None
+            else:
+                found = await self.entry_memory.search(memory_id, query, top_ke=k, top_kc=contexts)
+                hits = [entry_hit(hit) for hit in found.entries]
+                shown, latest = list(found.contexts), found.latest_context
         return Recall(
-            hits=[entry_hit(hit) for hit in found.entries[:k]],
-            contexts=list(found.contexts),
-            latest_context=found.latest_context,
-            seconds=time.perf_counter() - started,
+            hits=hits[:k],
+            contexts=shown,
+            latest_context=latest,
+            seconds=clock.own_seconds,
+            wait_seconds=clock.wait_seconds,
         )

@@ -18,10 +18,11 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
 from typing import Protocol, TypeVar
 
+from lme_bench.common.waits import waiting
 from lme_bench.config.run_section import ProviderLimit
 from lme_bench.config.settings import Settings
 
@@ -34,6 +35,19 @@ class Limiter(Protocol):
     def slot(self) -> AbstractAsyncContextManager[None]:
         """Held for one model call attempt."""
         ...
+
+
+@asynccontextmanager
+async def limited(limiter: Limiter | None) -> AsyncIterator[None]:
+    """`limiter`'s slot held for one call (none without a limiter); the time spent getting it
+    counts as waiting on lme-bench, not as the call's own (lme_bench.common.waits)."""
+    if limiter is None:
+        yield
+        return
+    async with AsyncExitStack() as stack:
+        with waiting():
+            await stack.enter_async_context(limiter.slot())
+        yield
 
 
 SharedLimiterFactory = Callable[[str, ProviderLimit], Limiter]

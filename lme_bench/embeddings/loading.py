@@ -8,6 +8,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from lme_bench.common.waits import waiting
+
 loaded_models: dict[str, Any] = {}
 _lock = threading.Lock()
 
@@ -21,9 +23,13 @@ def _force_offline() -> None:
 
 
 def load_model(path: Path) -> Any:
-    """The SentenceTransformer of `path`, loaded at the first call (it takes seconds)."""
+    """The SentenceTransformer of `path`, loaded at the first call (it takes seconds: counted
+    as waiting on lme-bench, like waiting for another thread's load)."""
     key = str(path)
-    with _lock:
+    found = loaded_models.get(key)
+    if found is not None:
+        return found
+    with waiting(), _lock:
         if key not in loaded_models:
             _force_offline()
             from sentence_transformers import SentenceTransformer

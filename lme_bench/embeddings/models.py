@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lme_bench.common.waits import held
 from lme_bench.config.settings import ConfigError
 from lme_bench.embeddings.loading import load_model
 from lme_bench.embeddings.static import STATIC_MINILM, StaticEmbedder
@@ -153,7 +154,7 @@ class SentenceTransformerEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         model = self.model
-        with _encode_lock:
+        with held(_encode_lock):  # waiting for another pass is lme-bench's, not the caller's
             vectors: Vectors = model.encode(
                 list(texts),
                 batch_size=self.batch_size,

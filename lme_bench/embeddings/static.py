@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.common.file_lock import file_lock
+from lme_bench.common.waits import waiting
 from lme_bench.embeddings.loading import load_model
 
 STATIC_MINILM = "all-MiniLM-L6-v2-static"
@@ -95,7 +96,10 @@ def _table(model_dir: Path) -> Any:
     import numpy
 
     key = str(model_dir)
-    with _tables_lock:
+    found = _tables.get(key)
+    if found is not None:
+        return found
+    with waiting(), _tables_lock:  # the first load (or distillation) is lme-bench's wait
         if key in _tables:
             return _tables[key]
         path = cache_dir() / f"{STATIC_MINILM}-{_source_digest(model_dir)}.npy"

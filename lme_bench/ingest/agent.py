@@ -9,7 +9,6 @@ a session that still fails fails the question, and a retry resumes at that sessi
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from typing import Any
 
@@ -19,6 +18,7 @@ from lme_bench.agent.prompts import AgentPrompts, bootstrap_block, build_prompts
 from lme_bench.agent.session import SessionAgent
 from lme_bench.agent.tools import AGENTIC_TOOLS, CONTEXT_TOOLS, EntryTools
 from lme_bench.common.limits import Limiter
+from lme_bench.common.waits import timed_call
 from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.views import SessionView
 from lme_bench.entries.entry_memory import EntryMemory
@@ -125,50 +125,50 @@ class AgentWriter:
                 return replayed
         assert self.prompts is not None, "start() loads the prompts"
         prompts, vault_id, mode = self.prompts, self.vault_id, self.mode
-        started = time.perf_counter()
-        calls: Counter[str] = Counter()
-        prior, start_context = await self._bootstrap(vault_id, memory_id, calls)
-        account = CallAccount()
-        model = CountedModel(self.model, self.policy, account, self.limiter)
-        context_model = CountedModel(self.context_model, self.policy, account, self.limiter)
-        tools = EntryTools(self.settings)
-        agent = SessionAgent(
-            model, prompts, self.settings, session, tools, start_context, context_model
-        )
-        run = await agent.run()
-        writes = tools.writes
-        context = writes.context if writes.context and writes.context != prior else None
-        record = SessionRecord(
-            question_id=question_id,
-            session_key=session.key,
-            session_index=index,
-            mode=mode,
-            turns=len(session.turns),
-            llm_calls=account.calls,
-            tool_calls=dict(writes.tool_calls),
-            input_tokens=account.input_tokens,
-            output_tokens=account.output_tokens,
-            entries_written=len(writes.entries),
-            context_chars=len(context or ""),
-            dropped_tool_calls=writes.dropped_calls,
-            unusable_tool_calls=dict(writes.unusable),
-            status=run.status,
-            error=run.error or ("; ".join(writes.problems) or None),
-        )
-        set_call_columns(record, account)
-        # The record saved with the writes already counts them, as a replay reports it.
-        planned = calls.copy()
-        planned.update(
-            {"add_entry": len(writes.entries), "put_context": int(context is not None)}
-            if writes.entries or context is not None
-            else {}
-        )
-        planned["await_consistency"] += 1
-        record.memory_calls = {name: n for name, n in planned.items() if n}
-        record.seconds = time.perf_counter() - started
-        self.checkpoints.save_pending(memory_id, record, writes.entries, context)
-        await self._store(vault_id, memory_id, writes.entries, context, calls)
-        record.memory_calls = dict(calls)
-        record.seconds = time.perf_counter() - started
-        self.checkpoints.mark_done(memory_id, record)
+        with timed_call() as clock:  # waits on lme-bench (limiters) kept apart
+            calls: Counter[str] = Counter()
+            prior, start_context = await self._bootstrap(vault_id, memory_id, calls)
+            account = CallAccount()
+            model = CountedModel(self.model, self.policy, account, self.limiter)
+            context_model = CountedModel(self.context_model, self.policy, account, self.limiter)
+            tools = EntryTools(self.settings)
+            agent = SessionAgent(
+                model, prompts, self.settings, session, tools, start_context, context_model
+            )
+            run = await agent.run()
+            writes = tools.writes
+            context = writes.context if writes.context and writes.context != prior else None
+            record = SessionRecord(
+                question_id=question_id,
+                session_key=session.key,
+                session_index=index,
+                mode=mode,
+                turns=len(session.turns),
+                llm_calls=account.calls,
+                tool_calls=dict(writes.tool_calls),
+                input_tokens=account.input_tokens,
+                output_tokens=account.output_tokens,
+                entries_written=len(writes.entries),
+                context_chars=len(context or ""),
+                dropped_tool_calls=writes.dropped_calls,
+                unusable_tool_calls=dict(writes.unusable),
+                status=run.status,
+                error=run.error or ("; ".join(writes.problems) or None),
+            )
+            set_call_columns(record, account)
+            # The record saved with the writes already counts them, as a replay reports it.
+            planned = calls.copy()
+            planned.update(
+                {"add_entry": len(writes.entries), "put_context": int(context is not None)}
+                if writes.entries or context is not None
+                else {}
+            )
+            planned["await_consistency"] += 1
+            record.memory_calls = {name: n for name, n in planned.items() if n}
+            record.seconds, record.wait_seconds = clock.own_seconds, clock.wait_seconds
+            self.checkpoints.save_pending(memory_id, record, writes.entries, context)
+            await self._store(vault_id, memory_id, writes.entries, context, calls)
+            record.memory_calls = dict(calls)
+            record.seconds, record.wait_seconds = clock.own_seconds, clock.wait_seconds
+            self.checkpoints.mark_done(memory_id, record)
         return record

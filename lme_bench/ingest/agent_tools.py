@@ -11,7 +11,6 @@ server whose tools are not idempotent may then hold some of that session's write
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -23,6 +22,7 @@ from lme_bench.agent.tool_prompts import tool_prompts
 from lme_bench.backends.capabilities import agent_tools_of
 from lme_bench.backends.protocol import MemorySystem
 from lme_bench.common.limits import Limiter
+from lme_bench.common.waits import timed_call
 from lme_bench.config.settings import ConfigError, IngestSettings
 from lme_bench.dataset.views import SessionView
 from lme_bench.ingest.checkpoint import Checkpoints
@@ -84,31 +84,31 @@ class ToolAgentWriter:
         self, question_id: str, index: int, session: SessionView, memory_id: str, pending: bool
     ) -> SessionRecord:
         """A session left pending is redone from its first message."""
-        started = time.perf_counter()
-        record = SessionRecord(
-            question_id=question_id,
-            session_key=session.key,
-            session_index=index,
-            mode=MODE,
-            turns=len(session.turns),
-        )
-        self.checkpoints.save_pending(memory_id, record, [], None)
-        account = CallAccount()
-        counted = CountedModel(self.model, self.policy, account, self.limiter)
-        tools = ServerTools(self.tools, self.settings)
-        run = await SessionAgent(counted, self.prompts, self.settings, session, tools).run()
-        await self.system.wait_until_ready(memory_id)
-        calls = tools.calls
-        record.llm_calls = account.calls
-        record.input_tokens = account.input_tokens
-        record.output_tokens = account.output_tokens
-        record.tool_calls = dict(calls.asked)
-        record.memory_calls = {**calls.made, "wait_until_ready": 1}
-        record.dropped_tool_calls = calls.dropped
-        record.unusable_tool_calls = dict(calls.unusable)
-        record.status = run.status
-        record.error = run.error or ("; ".join(calls.problems) or None)
-        set_call_columns(record, account)
-        record.seconds = time.perf_counter() - started
-        self.checkpoints.mark_done(memory_id, record)
+        with timed_call() as clock:  # waits on lme-bench (limiters) kept apart
+            record = SessionRecord(
+                question_id=question_id,
+                session_key=session.key,
+                session_index=index,
+                mode=MODE,
+                turns=len(session.turns),
+            )
+            self.checkpoints.save_pending(memory_id, record, [], None)
+            account = CallAccount()
+            counted = CountedModel(self.model, self.policy, account, self.limiter)
+            tools = ServerTools(self.tools, self.settings)
+            run = await SessionAgent(counted, self.prompts, self.settings, session, tools).run()
+            await self.system.wait_until_ready(memory_id)
+            calls = tools.calls
+            record.llm_calls = account.calls
+            record.input_tokens = account.input_tokens
+            record.output_tokens = account.output_tokens
+            record.tool_calls = dict(calls.asked)
+            record.memory_calls = {**calls.made, "wait_until_ready": 1}
+            record.dropped_tool_calls = calls.dropped
+            record.unusable_tool_calls = dict(calls.unusable)
+            record.status = run.status
+            record.error = run.error or ("; ".join(calls.problems) or None)
+            set_call_columns(record, account)
+            record.seconds, record.wait_seconds = clock.own_seconds, clock.wait_seconds
+            self.checkpoints.mark_done(memory_id, record)
         return record

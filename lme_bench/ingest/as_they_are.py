@@ -17,11 +17,10 @@ says it is ready (`finish`).
 
 from __future__ import annotations
 
-import time
-
 from lme_bench.backends.entry_system import tagged_entries
 from lme_bench.backends.protocol import MemorySystem, Session, Turn
 from lme_bench.common.stop_signal import check_stopping
+from lme_bench.common.waits import timed_call
 from lme_bench.dataset.views import SessionView
 from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.entries.models import NewEntry
@@ -70,13 +69,14 @@ class WholeSessions:
     async def write(
         self, question_id: str, index: int, session: SessionView, memory_id: str, pending: bool
     ) -> SessionRecord:
-        started = time.perf_counter()
         record = _record(question_id, index, session)
         record.memory_calls = {"ingest_session": 1}
         record.resumed = pending
         self.checkpoints.save_pending(memory_id, record, [], None)
-        await self.system.ingest_session(memory_id, protocol_session(session))
-        record.seconds = time.perf_counter() - started
+        sent = protocol_session(session)
+        with timed_call() as clock:  # the system's call alone
+            await self.system.ingest_session(memory_id, sent)
+        record.seconds, record.wait_seconds = clock.own_seconds, clock.wait_seconds
         self.sent.append(record)
         return record
 
@@ -130,14 +130,17 @@ class TurnEntries:
 
     async def _write(self, memory_id: str) -> None:
         """The batch saved as pending in one commit, then its entries sent in one call; each
-        session's `seconds` is its share of the write, by entries."""
+        session's `seconds` (and `wait_seconds`) is its share of the write, by entries."""
         check_stopping()
         batch, self.batch, self.batched = self.batch, [], 0
-        started = time.perf_counter()
         self.checkpoints.save_all_pending(memory_id, [record for record, _ in batch])
         entries = [entry for _, part in batch for entry in part]
-        await self.entries.add_entries(self.vault_id, memory_id, entries)
-        seconds = time.perf_counter() - started
+        with timed_call() as clock:  # the system's call alone
+            await self.entries.add_entries(self.vault_id, memory_id, entries)
         for record, sent in batch:
-            record.seconds = seconds * len(sent) / max(len(entries), 1)
+            share = len(sent) / max(len(entries), 1)
+            record.seconds, record.wait_seconds = (
+                clock.own_seconds * share,
+                clock.wait_seconds * share,
+            )
         self.sent += [record for record, _ in batch]

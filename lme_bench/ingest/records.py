@@ -20,7 +20,8 @@ class SessionRecord:
     memory_calls: dict[str, int] = field(default_factory=dict)  # what reached the memory
     input_tokens: Int64 = 0
     output_tokens: Int64 = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # writing the session, waits on lme-bench left out
+    wait_seconds: float = 0.0  # waits on lme-bench's embedder, model load, limiters
     retries: int = 0
     retries_throttled: int = 0
     retries_timeout: int = 0

@@ -23,7 +23,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field
 
-from lme_bench.common.limits import Limiter
+from lme_bench.common.limits import Limiter, limited
 from lme_bench.providers.calls import CallAccount
 from lme_bench.providers.retry import RetryPolicy, call_with_retry
 from lme_bench.providers.sync_bridge import run_sync
@@ -51,9 +51,7 @@ class AccountedChatModel(BaseChatModel):
     async def _attempt(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
         limiter: Limiter | None = self.limiter
         try:
-            if limiter is None:
-                return await self.inner._agenerate(messages, **kwargs)
-            async with limiter.slot():
+            async with limited(limiter):
                 return await self.inner._agenerate(messages, **kwargs)
         except Exception as error:
             self.account.failed(error)

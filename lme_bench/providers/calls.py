@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from lme_bench.common.limits import Limiter
+from lme_bench.common.limits import Limiter, limited
 from lme_bench.providers.faults import classify
 from lme_bench.providers.retry import (
     RetryCount,
@@ -110,9 +110,7 @@ class CountedModel:
 
     async def _attempt(self, messages: list[BaseMessage]) -> Any:
         try:
-            if self.limiter is None:
-                return await self.model.ainvoke(messages)
-            async with self.limiter.slot():
+            async with limited(self.limiter):
                 return await self.model.ainvoke(messages)
         except Exception as error:
             self.account.failed(error)

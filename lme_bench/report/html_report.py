@@ -371,9 +371,11 @@ def render_report(
             f"{escape(unverified.removeprefix('provenance unverified: '))}; the retrieval"
             " figures rest on names the memory system was never given.</p>"
         )
+    lead = summary.get("headline")
     body = [
         f"<h1>{escape(title)}</h1>",
         banner,
+        f'<p id="headline"><b>Headline</b>: {escape(lead)}.</p>' if lead else "",
         _about(summary, views, primary),
         _chart(summary, primary),
         _locomo_section(summary["locomo"]) if summary.get("locomo") else "",

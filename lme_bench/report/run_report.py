@@ -20,7 +20,7 @@ from lme_bench.report.labels import count, percent
 from lme_bench.report.provenance_check import unverified_markdown, unverified_text
 from lme_bench.report.qa import qa_markdown
 from lme_bench.report.run_facts import run_facts_markdown
-from lme_bench.report.summary import memory_markdown, summary_markdown
+from lme_bench.report.summary import memory_markdown, speed_and_context_words, summary_markdown
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_scores import primary_judge
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
@@ -39,10 +39,11 @@ class RunReport:
 
 
 def headline(summary: dict[str, Any]) -> str:
-    """One line of the run's leading figures: QA by the first LLM judge (official rule) and
-    session-level retrieval (official average); a LoCoMo run leads with its official F1, its
-    LLM judge's accuracy named as not the official metric; last, empty memories and hits that
-    name sessions or turns never stored."""
+    """One line of the run's leading figures: QA by the first LLM judge (official rule), the
+    search latency (p50 / p95, the system's own) and the reader's context tokens a question,
+    then session-level retrieval (official average); a LoCoMo run leads with its official F1,
+    its LLM judge's accuracy named as not the official metric; last, empty memories and hits
+    that name sessions or turns never stored."""
     parts = []
     locomo = summary.get("locomo")
     if locomo is not None and locomo.get("overall_f1") is not None:
@@ -67,6 +68,7 @@ def headline(summary: dict[str, Any]) -> str:
                 f"QA overall {percent(overall['accuracy'])} ({counts})"
                 + successor_words(summary["qa"].get("judge_profile"))
             )
+    parts += speed_and_context_words(summary)
     session = summary.get("session", {}).get("overall", {})
     if session.get("n"):
         parts.append(f"session recall_all@5 {session['recall_all@5']:.3f} (n={session['n']})")
@@ -77,6 +79,13 @@ def headline(summary: dict[str, Any]) -> str:
     parts += [empty] if empty else []
     unverified = unverified_text(summary)
     return "; ".join([*parts, unverified] if unverified else parts) or "no figures"
+
+
+def with_headline(markdown: str, line: str) -> str:
+    """summary.md with the run's headline in its header: under the title and its banners,
+    before the first section."""
+    head, sections, rest = markdown.partition("\n## ")
+    return f"{head.rstrip()}\n\n**Headline**: {line}.\n\n{sections.lstrip()}{rest}"
 
 
 def _with_banner(markdown: str, banner: str) -> str:

@@ -41,19 +41,56 @@ def provenance_words(summary: dict[str, Any]) -> str:
 
 
 def latency_words(latency: dict[str, Any] | None) -> str:
-    """ "p50 12 ms, p95 40 ms over 500 searches", or "" when the rows did not time it."""
+    """ "p50 12 ms, p95 40 ms over 500 searches, the system's own time (...)", or "" when the
+    rows did not time it."""
     if not latency:
         return ""
     words = (
         f"p50 {seconds(latency['p50_s'])}, p95 {seconds(latency['p95_s'])} over "
-        f"{count(latency['n'])} searches"
+        f"{count(latency['n'])} searches, {wait_words(latency)}"
     )
     own = [
         f"{count(latency[key])} {label}"
         for key, label in (("embedding_calls", "embedding calls"), ("model_calls", "model calls"))
         if latency.get(key)
     ]
-    return words + (f", with {' and '.join(own)} of the system's own" if own else "")
+    return words + (f"; with {' and '.join(own)} of the system's own" if own else "")
+
+
+def wait_words(latency: dict[str, Any]) -> str:
+    """What the latency figures leave out: the searches' waits on lme-bench."""
+    if latency.get("wait_s") is None:  # tables before schema 7
+        return "waits on lme-bench included (recorded before they were kept apart)"
+    if not latency.get("waited"):
+        return "the system's own time (no search waited on lme-bench)"
+    return (
+        f"the system's own time ({count(latency['waited'])} searches waited on lme-bench's "
+        f"embedder, a model load or a limiter, {seconds(latency['wait_s'])} in all, p95 "
+        f"{seconds(latency.get('wait_p95_s'))}, left out)"
+    )
+
+
+def context_tokens(summary: dict[str, Any]) -> float | None:
+    """The reader's input tokens a question answered: the context it was given (the memory's
+    entries and the question in the QA prompt); None without answers."""
+    answers = (summary.get("qa") or {}).get("answers") or {}
+    answered = answers.get("answered")
+    return answers.get("input_tokens", 0) / answered if answered else None
+
+
+def speed_and_context_words(summary: dict[str, Any]) -> list[str]:
+    """For the headline: search latency p50 / p95 (the system's own) and context tokens."""
+    parts = []
+    latency = summary.get("search_latency")
+    if latency:
+        parts.append(
+            f"search p50 {seconds(latency['p50_s'])}, p95 {seconds(latency['p95_s'])}"
+            + (" (waits on lme-bench left out)" if latency.get("wait_s") is not None else "")
+        )
+    tokens = context_tokens(summary)
+    if tokens is not None:
+        parts.append(f"context {count(round(tokens))} tokens a question")
+    return parts
 
 
 def system_calls_words(system: dict[str, Any] | None) -> str:

@@ -14,7 +14,10 @@ from lme_bench.ingest.health import CONTEXT_UNCHANGED, EMPTY, UNCHECKED
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.calls import call_totals
 
-SCHEMA_VERSION = "3"  # 2: retries by cause; 3: unusable tool calls, ingest health, capped, timeouts
+SCHEMA_VERSION = (
+    "4"  # 2: retries by cause; 3: unusable tool calls, ingest health, capped, timeouts;
+)
+# 4: waits on lme-bench apart (wait_seconds), no longer in seconds
 
 INGEST_SCHEMA = table_schema("ingest", SCHEMA_VERSION, row_fields(SessionRecord))
 
@@ -55,6 +58,7 @@ def ingest_totals(records: Sequence[SessionRecord], shared_builds: bool = False)
         "sessions_not_ok": sum(r.status != "ok" for r in records),
         "resumed_sessions": sum(r.resumed for r in records),
         "seconds": round(sum(r.seconds for r in records), 3),
+        "wait_seconds": round(sum(r.wait_seconds for r in records), 3),
     }
 
 

@@ -41,6 +41,8 @@ def read_retrieval(path: Path) -> list[RetrievalRow]:
                 row.get("named_hits"),  # tables before schema 6 did not check the names
                 row.get("unstored_hits"),
                 row.get("unstored_reason"),
+                # by name: tables before it held the waits in search_seconds
+                search_wait_seconds=row.get("search_wait_seconds"),
             )
         )
     return rows

@@ -146,16 +146,23 @@ def _quantile(values: Sequence[float], q: float) -> float:
 
 def search_latency(rows: Sequence[RetrievalRow]) -> dict[str, Any] | None:
     """p50 / p95 of the memory's search call over the questions searched (one search a
-    question, shared by both granularities); None when no row timed it (older tables)."""
+    question, shared by both granularities), the system's own time: waits on lme-bench (its
+    embedding lock, a model's first load, limiters) are summed apart; None when no row timed
+    it (older tables)."""
     timed = {r.question_id: r for r in rows if r.search_seconds is not None}
     if not timed:
         return None
     values = [r.search_seconds or 0.0 for r in timed.values()]
+    waits = [r.search_wait_seconds for r in timed.values() if r.search_wait_seconds is not None]
     return {
         "n": len(values),
         "p50_s": _quantile(values, 0.5),
         "p95_s": _quantile(values, 0.95),
         "max_s": max(values),
+        # waits on lme-bench, not in the figures above (tables before schema 7: in them, None)
+        "wait_s": sum(waits) if waits else None,
+        "waited": sum(w > 0 for w in waits),
+        "wait_p95_s": _quantile(waits, 0.95) if waits else None,
         # the memory system's own calls in those searches (tables before schema 5: not counted)
         "embedding_calls": sum(r.search_embedding_calls or 0 for r in timed.values()),
         "model_calls": sum(r.search_model_calls or 0 for r in timed.values()),

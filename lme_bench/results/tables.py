@@ -13,8 +13,9 @@ from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.atomic import write_atomically
 from lme_bench.retrieval.official_ids import RetrievalRow
 
-SCHEMA_VERSION = "6"  # 2: provenance and search depth; 3: not-applicable reason; 4: search
-# time; 5: the memory system's own calls during the search; 6: hits naming what was never stored
+SCHEMA_VERSION = "7"  # 2: provenance and search depth; 3: not-applicable reason; 4: search
+# time; 5: the memory system's own calls during the search; 6: hits naming what was never stored;
+# 7: the search's waits on lme-bench apart (search_wait_seconds), no longer in search_seconds
 
 # The row's metrics dict is one column per official metric.
 RETRIEVAL_SCHEMA = table_schema(
@@ -49,6 +50,7 @@ def retrieval_table(run_id: str, rows: Sequence[RetrievalRow]) -> pa.Table:
         columns["named_hits"].append(row.named_hits)
         columns["unstored_hits"].append(row.unstored_hits)
         columns["unstored_reason"].append(row.unstored_reason)
+        columns["search_wait_seconds"].append(row.search_wait_seconds)
         for name in METRIC_NAMES:
             columns[name].append(row.metrics.get(name) if row.status == "ok" else None)
     return pa.Table.from_pydict(columns, schema=RETRIEVAL_SCHEMA)

@@ -60,7 +60,7 @@ class RetrievalRow:
     requested_depth: int | None = None  # hits asked for
     depth: int | None = None  # hits the system returned
     reason: str | None = None  # not-applicable: why the hits cannot be mapped
-    search_seconds: float | None = None  # the memory's search call, timed
+    search_seconds: float | None = None  # the memory's search call, timed, waits left out
     # the memory system's own calls during that search (None: not recorded)
     search_embedding_calls: int | None = None
     search_model_calls: int | None = None
@@ -68,6 +68,8 @@ class RetrievalRow:
     named_hits: int | None = None  # hits naming a session (turn) by the system's own fields
     unstored_hits: int | None = None  # of them, those naming one never stored
     unstored_reason: str | None = None  # why, in words (None: every name checks out)
+    # None: tables before schema 7, whose search_seconds held the waits too
+    search_wait_seconds: float | None = None  # waits on lme-bench's embedder, model load, limiters
 
 
 def _user_turn_has_answer(instance: Instance, position: int) -> bool:

@@ -51,6 +51,7 @@ async def evaluate_question(
         replace(
             row,
             search_seconds=found.seconds,
+            search_wait_seconds=found.wait_seconds,
             search_embedding_calls=spent.embedding_calls,
             search_model_calls=spent.model_calls,
         )

@@ -25,6 +25,7 @@ from lme_bench.report.run_report import (
     RunReport,
     headline,
     run_markdown,
+    with_headline,
     write_report,
     write_summary,
 )
@@ -251,6 +252,8 @@ def write_run(
         judges = [j for j in (settings.models.judge, settings.judge.second_model) if j]
         summary["beam"], section = beam_report(run_dir, refs, answers, judged, judges)
         markdown += section
+    summary["headline"] = headline(summary)  # accuracy, search latency, context tokens
+    markdown = with_headline(markdown, summary["headline"])
     excerpts = record_excerpts(run_dir, _excerpts(results.outcomes, refs))
     if "report" in settings.stages:
         hypotheses_read = (
