@@ -14,10 +14,9 @@ from lme_bench.ingest.health import CONTEXT_UNCHANGED, EMPTY, UNCHECKED
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.calls import call_totals
 
-SCHEMA_VERSION = (
-    "4"  # 2: retries by cause; 3: unusable tool calls, ingest health, capped, timeouts;
-)
-# 4: waits on lme-bench apart (wait_seconds), no longer in seconds
+# 2: retries by cause; 3: unusable tool calls, ingest health, capped, timeouts; 4: waits on
+# lme-bench apart (wait_seconds), no longer in seconds
+SCHEMA_VERSION = "4"
 
 INGEST_SCHEMA = table_schema("ingest", SCHEMA_VERSION, row_fields(SessionRecord))
 
