@@ -50,7 +50,8 @@ test-all: $(STAMP)
 	$(BIN)/pytest -q -rs
 
 # A Prefect server, a process worker and a file server of results/ on loopback, until Ctrl-C or
-# SIGTERM (SERVE_MAKE_PID: make passes SIGINT on to no recipe, so serve.py watches make); then `make deploy`.
+# SIGTERM; then `make deploy`. SERVE_MAKE_PID: make passes SIGINT on to no recipe, so the script
+# watches make for one.
 serve: $(STAMP)
 	BIN=$(BIN) SERVE_MAKE_PID=$$PPID exec deployments/serve.sh
 

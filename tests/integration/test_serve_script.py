@@ -162,8 +162,17 @@ def test_a_port_in_use_is_named_before_anything_starts(tmp_path: Path) -> None:
             "PREFECT_HOME": str(tmp_path / "prefect-home"),
             "LME_RUN__RESULTS_DIR": str(tmp_path / "results"),
         }
-        script = [str(ROOT / "deployments" / "serve.sh")]
-        done = subprocess.run(script, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1
-    assert f"port {port} is in use" in done.stderr and "set PREFECT_PORT" in done.stderr
+        script = subprocess.Popen(
+            [str(ROOT / "deployments" / "serve.sh")],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            _, err = script.communicate(timeout=60)
+        finally:
+            kill_session(script)
+    assert script.returncode == 1
+    assert f"port {port} is in use" in err.decode() and "set PREFECT_PORT" in err.decode()
     assert not (tmp_path / "prefect-home").exists()  # no server was started
