@@ -53,9 +53,11 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(BIN)/pytest -q -rs
 
-# A Prefect server, a process worker and a file server of results/ on loopback (Ctrl-C stops all); then `make deploy`.
+# A Prefect server, a process worker and a file server of results/ on loopback, until Ctrl-C or
+# SIGTERM; then `make deploy`. SERVE_MAKE_PID: make passes SIGINT on to no recipe, so the script
+# watches make for one.
 serve: $(STAMP)
-	BIN=$(BIN) exec deployments/serve.sh
+	BIN=$(BIN) SERVE_MAKE_PID=$$PPID exec deployments/serve.sh
 
 deploy: $(STAMP)
 	PREFECT_API_URL=$${PREFECT_API_URL:-http://127.0.0.1:4200/api} LME_BENCH_ROOT=$(CURDIR) \
