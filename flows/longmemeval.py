@@ -190,7 +190,7 @@ def _run_questions(
         )
         hit, value = tasks.cached_result(by_stage[job.stage], key)
         reused[job.stage] += hit
-        return Done(job, value, None) if hit else None
+        return Done(job, value, None, from_cache=True) if hit else None
 
     held_back: list[Job] = []  # run in one batch job once the stages before are done
     batched = (AnswerJob,) * settings.qa.batch + (JudgeJob,) * settings.judge.batch
@@ -200,7 +200,7 @@ def _run_questions(
         if batched:
             held_back.extend(job for job in follow if isinstance(job, batched))
             follow = [job for job in follow if not isinstance(job, batched)]
-        terminal.record(done.job.stage, done.value)
+        terminal.record(done.job.stage, done.value, from_cache=done.from_cache)
         progress.stage_finished(done.job.stage)
         terminal.update(collector.questions_done, len(collector.failed))
         progress.update(collector.questions_done, len(collector.failed), sum(reused.values()))

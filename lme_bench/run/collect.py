@@ -86,6 +86,7 @@ class Done:
     job: Job
     value: StageValue | None  # None when the task failed
     error: BaseException | str | None
+    from_cache: bool = False  # the task cache's result of an earlier run (no task run)
 
 
 def _expect(value: StageValue | None, kind: type[T]) -> T | None:
