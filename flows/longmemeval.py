@@ -39,6 +39,7 @@ from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_settings
 from lme_bench.run import batch, cache_keys, steps
 from lme_bench.run.collect import AnswerJob, Done, IngestJob, Job, JudgeJob, RunCollector
+from lme_bench.run.failure_summary import failure_message
 from lme_bench.run.progress import RunProgress
 from lme_bench.run.request import RunRequest
 from lme_bench.run.rerun import failed_question_ids, merge_previous
@@ -335,8 +336,9 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
         report.run_dir,
     )
     if report.failed:
+        failures = failure_message(report.failed, results.failed, collector.failed_stage)
         raise RunFailures(
-            f"{len(report.failed)} question(s) failed: {', '.join(report.failed[:20])}; "
+            f"{failures}; "
             f"results written to {report.run_dir}; `lme-bench rerun {report.run_id}` redoes them"
         )
     return {
