@@ -4,6 +4,7 @@ told once, failures grouped by cause, model calls counted as made."""
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,66 @@ def test_model_calls_count_the_calls_made_not_the_cached_results(tmp_path: Path)
         f"3/3 questions | ingest 3 retrieval 3 answer 3 judge 3 | 0 model calls ({made[-1]} more"
     )
     assert final in second.stderr, second.stderr[-3000:]
+
+
+BOOM = """
+from docs.example_backend import SessionNotes
+
+
+class Boom(SessionNotes):
+    name = "boom"
+
+    def __init__(self, params, env):
+        raise RuntimeError("the memory server said no")
+"""
+
+
+def test_an_error_that_stops_the_run_is_printed_once_with_one_short_traceback(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "boom_backend.py").write_text(BOOM)
+    config = tmp_path / "boom.toml"
+    config.write_text(f'[memory]\nbackend = "{tmp_path / "boom_backend.py"}:Boom"\n')
+    done = _run(tmp_path, config, "--limit", "2", "--run-id", "boom")
+    printed = done.stdout + done.stderr
+    assert done.returncode == 1, printed[-3000:]
+    assert printed.count("the memory server said no") == 2, printed[-3000:]  # source, message
+    assert printed.count("RuntimeError: the memory server said no") == 1
+    assert printed.count("Traceback (most recent call last)") == 1
+    assert "prefect" not in printed.split("Traceback (most recent call last)")[1]
+    lines = done.stderr.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("lme-bench: error:")]
+    assert lines[at - 1].endswith('raise RuntimeError("the memory server said no")')
+    assert lines[at] == (
+        "lme-bench: error: RuntimeError: the memory server said no (at boom_backend.py:9 in "
+        "__init__)"
+    )
+
+
+def _refusing_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def test_failures_are_grouped_by_stage_and_cause_and_the_ids_left_out_counted(
+    tmp_path: Path,
+) -> None:
+    url = _refusing_url()
+    config = tmp_path / "refused.toml"
+    config.write_text(
+        '[ingest]\nmode = "raw"\n[qa]\nstrategy = "single"\n'
+        f'[providers.local]\nkind = "openai-compatible"\nbase_url = "{url}"\n'
+        '[models]\nqa = "local:tiny"\njudge = "fake:match-judge"\nretry_attempts = 1\n'
+    )
+    done = _run(tmp_path, config, "--limit", "24", "--run-id", "refused")
+    printed = done.stdout + done.stderr
+    assert done.returncode == 1, printed[-3000:]
+    cause = f"OpenAIConnectionError: Connection error. (reader local:tiny at {url})"
+    assert (
+        f"lme-bench: 24 question(s) failed: answer \N{MULTIPLICATION SIGN} 24: {cause}; ids: "
+        in (done.stderr)
+    )
+    assert "and 4 more (manifest.json's failed_question_ids lists them all)" in done.stderr
+    assert printed.count("question(s) failed") == 1, printed[-3000:]  # not from Prefect too
+    assert "Traceback" not in printed
