@@ -129,14 +129,18 @@ def log_failure(log: logging.Logger, message: str, error: BaseException) -> None
 
 # Prefect's task runs of the per-question stages are named after the stage (tasks/benchmark.py).
 _QUESTION_TASKS = frozenset({"ingest", "retrieval", "answer", "judge"})
+_FAILED_STATE = ("Finished in state Failed", "Task run failed with")  # a task run's failure
 
 
 def _told_with_its_question(record: logging.LogRecord) -> bool:
-    """A per-question task run's record (Prefect logs a traceback when a transient fault has
-    used up its retries): the question's failure line (lme_bench.run.collect) shows it, once
-    per kind of failure."""
-    return record.name == "prefect.task_runs" and getattr(record, "task_name", None) in (
-        _QUESTION_TASKS
+    """A per-question task run's failure record (Prefect logs a traceback when a transient
+    fault has used up its retries): the question's failure line (lme_bench.run.collect) shows
+    it, once per kind of failure. Prefect's other errors in the task run (a failed commit of
+    its result) keep their traceback: nothing else tells their cause."""
+    return (
+        record.name == "prefect.task_runs"
+        and getattr(record, "task_name", None) in _QUESTION_TASKS
+        and str(record.msg).startswith(_FAILED_STATE)  # not a fault of Prefect's own (a commit)
     )
 
 
@@ -177,7 +181,6 @@ def show_tracebacks_once(handlers: list[logging.Handler]) -> None:
 # Tasks the flow calls itself rather than per question (tasks/benchmark.py): their failure
 # stops the run, and the command tells it once at the end.
 _RUN_TASKS = frozenset({"prepare-questions", "locate-memories", "write-results"})
-_FAILED_STATE = ("Finished in state Failed", "Task run failed with")
 
 
 class ToldByTheCommand(logging.Filter):
