@@ -6,8 +6,8 @@ up to 128 threads, and each commits its result through that cache (Prefect's tra
 commit, outside any lock of ours): once a run had stored more results than the cache holds
 (1,000; a LoCoMo run has ~8,000), two commits evicting at once failed with a KeyError or
 `OrderedDict mutated during iteration`, which Prefect logs as "An error was encountered while
-committing transaction '…'" and swallows, leaving that result unpersisted (the question counts
-as done, its rerun does it again).
+committing transaction '…'" and swallows, rolling the transaction back (the record's file was
+written just before; the question counts as done).
 
 Here the flow run's store gets a cache whose every operation holds one lock and which is big
 enough never to evict within a run (between Prefect's `key in cache` and `cache[key]` another
