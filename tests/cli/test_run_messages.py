@@ -101,3 +101,42 @@ def test_failures_are_grouped_by_stage_and_cause_and_the_ids_left_out_counted(
     assert "and 4 more (manifest.json's failed_question_ids lists them all)" in done.stderr
     assert printed.count("question(s) failed") == 1, printed[-3000:]  # not from Prefect too
     assert "Traceback" not in printed
+
+
+# Loaded by every Python process of the run (the temporary Prefect server's too): the server
+# prints a traceback while it shuts down, as one cancelled in a database query does.
+SHUTDOWN_NOISE = """
+import sys
+
+try:
+    from uvicorn.server import Server
+except ImportError:
+    Server = None
+
+if Server is not None:
+    _shutdown = Server.shutdown
+
+    async def shutdown(self, *args, **kwargs):
+        print("Traceback (most recent call last):\\n  sqlalchemy ... asyncio.exceptions."
+              "CancelledError", file=sys.stderr, flush=True)
+        return await _shutdown(self, *args, **kwargs)
+
+    Server.shutdown = shutdown
+"""
+
+
+def test_no_traceback_follows_a_completed_run(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SHUTDOWN_NOISE)
+    done = subprocess.run(
+        [sys.executable, "-m", "lme_bench_flows.command", "run", "configs/full-fake.toml",
+         "--limit", "1", "--run-id", "quiet", "--results-dir", str(tmp_path / "results")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env=cli_env(tmp_path / "prefect", PYTHONPATH=f"{ROOT}:{site}"),
+    )  # fmt: skip
+    printed = done.stdout + done.stderr
+    assert done.returncode == 0, printed[-3000:]
+    assert "Traceback" not in printed and "CancelledError" not in printed, printed[-3000:]
+    kept = (tmp_path / "prefect" / "temporary-server-shutdown.log").read_text()
+    assert "asyncio.exceptions.CancelledError" in kept  # written down, not lost
