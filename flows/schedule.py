@@ -40,7 +40,7 @@ def _outcomes(jobs: list[Job], future: PrefectFuture[Any], batched: bool) -> lis
     if not batched:
         (job,) = jobs
         if state.is_completed():  # "Cached": Prefect's cache held an earlier run's result
-            return [Done(job, value, None, from_cache=state.name == "Cached")]
+            return [Done(job, value, None, from_cache=getattr(state, "name", "") == "Cached")]
         return [Done(job, None, value or state.message or state.name)]
     found: list[Outcome[Any]] | None = None
     if state.is_completed():
