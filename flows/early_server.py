@@ -12,7 +12,9 @@ stopped when the process exits, or by flows/stopping.py. Otherwise, or if the ch
 come up, it is stopped and Prefect does as it would have. Its start line is held back until
 the data are known to be good, so bad input still ends in one error line. It runs without the
 event persister, triggers and actions (a temporary server has no event feed or automations to
-serve).
+serve). Its output reaches the terminal while the run lasts; what it prints once the run has
+ended (shutting down, a request the exiting run left half-done cancelled in its database query)
+goes to PREFECT_HOME/temporary-server-shutdown.log, so no traceback follows a completed run.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ class EarlyServer:
         self.port: int | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self.api_url: str | None = None  # once it answers and the run uses it
+        self.shutdown_log = _prefect_home() / "temporary-server-shutdown.log"
+        self._relaying = False
+        self._relayer: threading.Thread | None = None
         if os.environ.get("PREFECT_API_URL"):
             return
         spec = importlib.util.find_spec("prefect")
@@ -93,9 +98,39 @@ class EarlyServer:
         command = [sys.executable, "-m", "uvicorn", "--app-dir", str(app_dir), "--factory"]
         command += ["prefect.server.api.server:create_app", "--host", "127.0.0.1"]
         command += ["--port", str(self.port), "--log-level", "error", "--lifespan", "on"]
-        self.process = subprocess.Popen(command, env=env)
+        # its output reaches the terminal while the run lasts; what it prints shutting down
+        # after (a request the exiting run left half-done, cancelled in its database query)
+        # goes to a file in PREFECT_HOME: no traceback follows a completed run
+        self.process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
+        self._relaying = True
+        self._relayer = threading.Thread(target=self._relay, name="server-output", daemon=True)
+        self._relayer.start()
+
+    def _relay(self) -> None:
+        """The child's stderr to ours while the run lasts, then to the shutdown log."""
+        assert self.process is not None and self.process.stderr is not None
+        log = None
+        for line in iter(self.process.stderr.readline, b""):
+            if self._relaying:
+                with contextlib.suppress(OSError, ValueError):  # a terminal gone, closed
+                    sys.stderr.write(line.decode(errors="replace"))
+                    sys.stderr.flush()
+                continue
+            with contextlib.suppress(OSError):
+                if log is None:
+                    self.shutdown_log.parent.mkdir(parents=True, exist_ok=True)
+                    log = self.shutdown_log.open("ab")
+                log.write(line)
+                log.flush()
+        if log is not None:
+            log.close()
+
+    def run_ended(self) -> None:
+        """What the child prints from now on goes to the shutdown log."""
+        self._relaying = False
 
     def stop(self) -> None:
+        self._relaying = False
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
@@ -103,6 +138,8 @@ class EarlyServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+            if self._relayer is not None:  # what it printed last, written down
+                self._relayer.join(timeout=STOP_S)
         self.process = None
         self.api_url = None
 
@@ -165,8 +202,16 @@ class EarlyServer:
             # ends with the process (stopping the heartbeat thread cost each run up to 1 s)
             prefect_settings.PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None,
         }
-        with prefect_settings.temporary_settings(updates=updates):
-            yield
+        try:
+            with prefect_settings.temporary_settings(updates=updates):
+                yield
+        finally:
+            self.run_ended()
+
+
+def _prefect_home() -> Path:
+    """Prefect's home folder, as its settings default it (before Prefect is imported)."""
+    return Path(os.environ.get("PREFECT_HOME") or "~/.prefect").expanduser()
 
 
 def _stop_on_sigterm(run_id: str | None) -> Any:

@@ -41,6 +41,7 @@ from lme_bench.results.recorded_settings import check_settings, record_moves, re
 from lme_bench.results.run_folder import rerun_command
 from lme_bench.run import batch, cache_keys, steps
 from lme_bench.run.collect import AnswerJob, Done, IngestJob, Job, JudgeJob, RunCollector
+from lme_bench.run.failure_summary import failure_message
 from lme_bench.run.progress import RunProgress
 from lme_bench.run.request import RunRequest
 from lme_bench.run.rerun import failed_question_ids, merge_previous
@@ -192,7 +193,7 @@ def _run_questions(
         )
         hit, value = tasks.cached_result(by_stage[job.stage], key)
         reused[job.stage] += hit
-        return Done(job, value, None) if hit else None
+        return Done(job, value, None, from_cache=True) if hit else None
 
     held_back: list[Job] = []  # run in one batch job once the stages before are done
     batched = (AnswerJob,) * settings.qa.batch + (JudgeJob,) * settings.judge.batch
@@ -202,7 +203,7 @@ def _run_questions(
         if batched:
             held_back.extend(job for job in follow if isinstance(job, batched))
             follow = [job for job in follow if not isinstance(job, batched)]
-        terminal.record(done.job.stage, done.value)
+        terminal.record(done.job.stage, done.value, from_cache=done.from_cache)
         progress.stage_finished(done.job.stage)
         terminal.update(collector.questions_done, len(collector.failed))
         progress.update(collector.questions_done, len(collector.failed), sum(reused.values()))
@@ -347,9 +348,9 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
         report.run_dir,
     )
     if report.failed:
+        failures = failure_message(report.failed, results.failed, collector.failed_stage)
         raise RunFailures(
-            f"{len(report.failed)} question(s) failed: {', '.join(report.failed[:20])}; "
-            f"results written to {report.run_dir};"
+            f"{failures}; results written to {report.run_dir};"
             f" `{rerun_command(report.run_id, report.run_dir.parent)}` redoes them"
         )
     return {

@@ -39,8 +39,8 @@ def _outcomes(jobs: list[Job], future: PrefectFuture[Any], batched: bool) -> lis
     value = future.result(raise_on_failure=False)
     if not batched:
         (job,) = jobs
-        if state.is_completed():
-            return [Done(job, value, None)]
+        if state.is_completed():  # "Cached": Prefect's cache held an earlier run's result
+            return [Done(job, value, None, from_cache=getattr(state, "name", "") == "Cached")]
         return [Done(job, None, value or state.message or state.name)]
     found: list[Outcome[Any]] | None = None
     if state.is_completed():

@@ -399,7 +399,12 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
     folder and the run's headline."""
     from lme_bench.results.recorded_settings import check_settings
     from lme_bench.run.collect import error_text
-    from lme_bench.run.failure_origin import show_tracebacks_once, traceback_shown
+    from lme_bench.run.failure_origin import (
+        short_traceback,
+        show_tracebacks_once,
+        tell_at_the_end,
+        traceback_shown,
+    )
     from lme_bench.run.steps import plan_run, prepare_questions
 
     settings = request.settings()
@@ -422,9 +427,11 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
         raise
     ready(True)
     _quiet_tracebacks(ResultsWriteError, flow.failures)
-    show_tracebacks_once([*logging.getLogger().handlers, *logging.getLogger("prefect").handlers])
+    terminal = [*logging.getLogger().handlers, *logging.getLogger("prefect").handlers]
+    show_tracebacks_once(terminal)
     if not verbose:  # task runs' state lines; failures (warnings and errors) still show
         logging.getLogger("prefect.task_runs").setLevel(logging.WARNING)
+        tell_at_the_end(terminal)  # what stops the run is printed once, below
     try:
         result = flow.run(request)
     except ResultsWriteError as exc:
@@ -437,9 +444,10 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
             print(summary.read_text())
         return EXIT_RUN_FAILED
     except Exception as exc:
-        if not traceback_shown(exc):
+        if verbose and not traceback_shown(exc):
             raise
-        # the log showed its traceback: one line here, with where it was raised
+        if not traceback_shown(exc):  # once: through lme-bench's and the user's code
+            print(short_traceback(exc), file=sys.stderr)
         print(f"lme-bench: error: {error_text(exc)}", file=sys.stderr)
         return EXIT_RUN_FAILED
     print((Path(result["run_dir"]) / "summary.md").read_text())

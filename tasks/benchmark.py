@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from lme_bench_tasks.result_cache import lock_the_result_cache
 from lme_bench_tasks.storage import result_storage
 from prefect import Task, get_run_logger, task
 from prefect.cache_policies import NO_CACHE, CachePolicy
@@ -98,10 +99,12 @@ def stage_cache(stage: str) -> CachePolicy:
 
 
 def per_question_tasks(settings: Settings) -> dict[str, Task[Any, Any]]:
-    """Each stage's per-question task, its results persisted where the settings say."""
+    """Each stage's per-question task, its results persisted where the settings say (through
+    the flow run's result cache, made thread-safe: lme_bench_tasks.result_cache)."""
     options: dict[str, Any] = {"persist_result": settings.cache.scope != "off"}
     if options["persist_result"]:
         options["result_storage"] = result_storage(settings)
+        lock_the_result_cache()
     found: dict[str, Task[Any, Any]] = {
         "ingest": ingest_question,
         "retrieval": evaluate_question,

@@ -25,6 +25,7 @@ from pydantic import ConfigDict, Field
 
 from lme_bench.common.limits import Limiter, limited
 from lme_bench.providers.calls import CallAccount
+from lme_bench.providers.errors import ModelCaller, name_the_caller
 from lme_bench.providers.retry import RetryPolicy, call_with_retry
 from lme_bench.providers.sync_bridge import run_sync
 
@@ -38,6 +39,7 @@ class AccountedChatModel(BaseChatModel):
     policy: RetryPolicy = Field(default_factory=RetryPolicy)
     account: CallAccount = Field(default_factory=CallAccount)
     limiter: Any = None  # a lme_bench.common.limits.Limiter, or None
+    caller: ModelCaller | None = None  # named in the error of a failed call
 
     @property
     def _llm_type(self) -> str:
@@ -55,6 +57,8 @@ class AccountedChatModel(BaseChatModel):
                 return await self.inner._agenerate(messages, **kwargs)
         except Exception as error:
             self.account.failed(error)
+            if self.caller is not None:  # `inner`'s callbacks do not run: it is called directly
+                name_the_caller(error, self.caller)
             raise
 
     async def _agenerate(

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import SecretStr
 
 from lme_bench.config.settings import ModelsSettings, ProviderSettings, Settings
-from lme_bench.providers.errors import ProviderConfigError
+from lme_bench.providers.errors import ModelCaller, ProviderConfigError
 from lme_bench.providers.retry import RetryPolicy
 
 if TYPE_CHECKING:  # LangChain is imported only when a model is built (a raw run needs none)
@@ -89,6 +89,29 @@ def openai_base_url(spec: ModelSpec) -> str | None:
     if spec.provider_settings.base_url:
         return spec.provider_settings.base_url
     return os.environ.get("OPENAI_BASE_URL") if spec.kind == "openai" else None
+
+
+_DEFAULT_ENDPOINTS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+
+
+def endpoint(spec: ModelSpec) -> str | None:
+    """Where the model's requests go (None for the fakes, which have no server)."""
+    if spec.kind in ("openai", "openai-compatible"):
+        return openai_base_url(spec) or _DEFAULT_ENDPOINTS["openai"]
+    if spec.kind == "anthropic":
+        return spec.provider_settings.base_url or _DEFAULT_ENDPOINTS["anthropic"]
+    if spec.kind == "bedrock":
+        region = spec.provider_settings.region or os.environ.get("AWS_REGION")
+        return spec.provider_settings.base_url or f"bedrock-runtime ({region or 'AWS default'})"
+    return None
+
+
+def caller(spec: ModelSpec) -> ModelCaller:
+    """Who calls the model where, as its errors name them."""
+    return ModelCaller(spec.role, spec.label, endpoint(spec))
 
 
 def problems(spec: ModelSpec) -> list[str]:
@@ -175,7 +198,16 @@ def build_chat_model(
     spec: ModelSpec, models: ModelsSettings, max_tokens: int | None
 ) -> BaseChatModel:
     """The LangChain chat model for `spec`, every request capped at `max_tokens` output tokens;
-    the SDK's own retries are off (ours handle them)."""
+    the SDK's own retries are off (ours handle them); its errors name the role, the model and
+    the endpoint (lme_bench.providers.named_errors)."""
+    from lme_bench.providers.named_errors import NameTheCaller
+
+    model = _chat_model(spec, models, max_tokens)
+    model.callbacks = [*(model.callbacks or []), NameTheCaller(caller(spec))]  # type: ignore[misc]
+    return model
+
+
+def _chat_model(spec: ModelSpec, models: ModelsSettings, max_tokens: int | None) -> BaseChatModel:
     from lme_bench.providers.fake import ScriptedChatModel
     from lme_bench.providers.fake_policies import fake_policy, policy_names
 

@@ -86,6 +86,7 @@ class Done:
     job: Job
     value: StageValue | None  # None when the task failed
     error: BaseException | str | None
+    from_cache: bool = False  # the task cache's result of an earlier run (no task run)
 
 
 def _expect(value: StageValue | None, kind: type[T]) -> T | None:
@@ -115,6 +116,7 @@ class RunCollector:
         self.stages = settings.stages
         self.existing = existing_hypotheses or {}
         self.failed: dict[str, str] = {}
+        self.failed_stage: dict[str, str] = {}  # question id -> the stage that failed first
         self._traceback_of: dict[tuple[str, str | None], str] = {}  # failure -> first question
         self._outcomes: dict[int, IngestOutcome] = {}
         self._retrieval: dict[int, list[RetrievalRow]] = {}
@@ -153,11 +155,12 @@ class RunCollector:
         """Model calls of a context-only ingestion follow sessions; the others follow turns."""
         return ref.n_sessions if self.settings.ingest.mode == "context-only" else ref.n_turns
 
-    def _fail(self, index: int, error: BaseException | str | None) -> None:
+    def _fail(self, index: int, stage: str, error: BaseException | str | None) -> None:
         question_id = self.refs[index].question_id
         if question_id in self.failed:
             return
         self.failed[question_id] = error_text(error)
+        self.failed_stage[question_id] = stage
         if isinstance(error, BaseException) and not isinstance(error, StageFailed | RunStopped):
             message = f"question {question_id} failed: {self.failed[question_id]}"
             # one traceback per kind of failure: the questions after the first point to it
@@ -173,7 +176,7 @@ class RunCollector:
         """Record a finished job; the jobs that follow it."""
         job, index = done.job, done.job.index
         if done.error is not None:
-            self._fail(index, done.error)
+            self._fail(index, job.stage, done.error)
         kept = done.error.rows if isinstance(done.error, StageFailed) else None
         follow: list[Job] = []
         match job:
@@ -211,7 +214,7 @@ class RunCollector:
         follow: list[Job] = []
         for index in self._askers[build]:
             if done.error is not None:
-                self._fail(index, done.error)
+                self._fail(index, "ingest", done.error)
             found = self._ingested(index, outcome)
             self._outstanding[index] += len(found) - 1
             follow += found

@@ -129,14 +129,18 @@ def log_failure(log: logging.Logger, message: str, error: BaseException) -> None
 
 # Prefect's task runs of the per-question stages are named after the stage (tasks/benchmark.py).
 _QUESTION_TASKS = frozenset({"ingest", "retrieval", "answer", "judge"})
+_FAILED_STATE = ("Finished in state Failed", "Task run failed with")  # a task run's failure
 
 
 def _told_with_its_question(record: logging.LogRecord) -> bool:
-    """A per-question task run's record (Prefect logs a traceback when a transient fault has
-    used up its retries): the question's failure line (lme_bench.run.collect) shows it, once
-    per kind of failure."""
-    return record.name == "prefect.task_runs" and getattr(record, "task_name", None) in (
-        _QUESTION_TASKS
+    """A per-question task run's failure record (Prefect logs a traceback when a transient
+    fault has used up its retries): the question's failure line (lme_bench.run.collect) shows
+    it, once per kind of failure. Prefect's other errors in the task run (a failed commit of
+    its result) keep their traceback: nothing else tells their cause."""
+    return (
+        record.name == "prefect.task_runs"
+        and getattr(record, "task_name", None) in _QUESTION_TASKS
+        and str(record.msg).startswith(_FAILED_STATE)  # not a fault of Prefect's own (a commit)
     )
 
 
@@ -172,3 +176,53 @@ def show_tracebacks_once(handlers: list[logging.Handler]) -> None:
     for handler in handlers:
         if not any(isinstance(f, TracebackOnce) for f in handler.filters):
             handler.filters.insert(0, TracebackOnce())
+
+
+# Tasks the flow calls itself rather than per question (tasks/benchmark.py): their failure
+# stops the run, and the command tells it once at the end.
+_RUN_TASKS = frozenset({"prepare-questions", "locate-memories", "write-results"})
+
+
+class ToldByTheCommand(logging.Filter):
+    """On the terminal's log handlers of `lme-bench run`: leaves out what the command prints
+    once when the run ends (a run-stopping error with one traceback, or its failures grouped):
+    the flow run's exception and Failed state, and the Failed state of a task the flow calls
+    itself (Prefect's records of them reach its API all the same)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "prefect.flow_runs":
+            return not (record.exc_info or str(record.msg).startswith(_FAILED_STATE))
+        if record.name == "prefect.task_runs" and record.levelno >= logging.ERROR:
+            run_task = getattr(record, "task_name", None) in _RUN_TASKS
+            return not (run_task and str(record.msg).startswith(_FAILED_STATE))
+        return True
+
+
+def tell_at_the_end(handlers: list[logging.Handler]) -> None:
+    """Add ToldByTheCommand first to each handler that has none."""
+    for handler in handlers:
+        if not any(isinstance(f, ToldByTheCommand) for f in handler.filters):
+            handler.filters.insert(0, ToldByTheCommand())
+
+
+def short_traceback(error: BaseException) -> str:
+    """The error's traceback through lme-bench's and the user's code (no Prefect, library or
+    standard-library frames but the innermost, where it was raised), secrets masked; the
+    error line (`error_text`) names the innermost frame outside the harness. Without frames,
+    the traceback kept where it was caught (a batch worker's)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return traceback_text(error) or ""
+    kept = [f for f in frames[:-1] if not _is_library(f.filename)] + [frames[-1]]
+    lines = traceback.StackSummary.from_list(kept).format()
+    return redact_secrets("Traceback (most recent call last):\n" + "".join(lines).rstrip())
+
+
+def _is_library(filename: str) -> bool:
+    """An installed library's or the standard library's file (not lme-bench's, not the user's)."""
+    if filename.startswith("<"):
+        return True
+    path = str(Path(filename).resolve())
+    if path.startswith(_HARNESS):
+        return False
+    return path.startswith(_LIBRARIES) or "site-packages" in path or "dist-packages" in path

@@ -1,8 +1,9 @@
 """The run's progress where the user is: one line of questions done per stage, failures, model
-calls and spend so far, stages running, wall time elapsed and left. In a terminal the line is
-redrawn in place; elsewhere (a log, CI, a deployment's worker) it is printed as a plain line at
-most every `every_s` seconds, and always when the run ends. The scheduler's heartbeat (`tick`)
-shows it from the moment the first stages start, before any of them finishes."""
+calls made and spend so far (calls in results taken from the cache or a checkpoint counted
+apart), stages running, wall time elapsed and left. In a terminal the line is redrawn in place;
+elsewhere (a log, CI, a deployment's worker) it is printed as a plain line at most every
+`every_s` seconds, and always when the run ends. The scheduler's heartbeat (`tick`) shows it
+from the moment the first stages start, before any of them finishes."""
 
 from __future__ import annotations
 
@@ -17,10 +18,16 @@ from lme_bench.report.labels import dollars
 from lme_bench.results.cost import Usage, priced
 
 
+def _made_here(value: Any) -> list[Any]:
+    """An ingestion's session records made in this run: a session taken from a checkpoint
+    (`resumed`) spent its calls in an earlier attempt."""
+    return [r for r in getattr(value, "sessions", []) if not getattr(r, "resumed", False)]
+
+
 def _usages(stage: str, value: Any, agent_model: str) -> Iterable[Usage]:
     """The model calls a finished stage made, as (model, tokens)."""
     if stage == "ingest":
-        for record in getattr(value, "sessions", []):
+        for record in _made_here(value):
             yield Usage(agent_model, record.input_tokens, record.output_tokens)
     elif stage == "answer":
         yield Usage(value.qa_model, value.input_tokens, value.output_tokens)
@@ -109,7 +116,8 @@ class RunProgress:
         self.every_s, self.clock = every_s, clock
         self.started = clock()
         self.done: Counter[str] = Counter()
-        self.calls = 0
+        self.calls = 0  # made in this run
+        self.calls_reused = 0  # in results taken from the cache or a checkpoint
         self.usages: list[Usage] = []
         self.failed = 0
         self.questions_done = 0
@@ -117,12 +125,20 @@ class RunProgress:
         self._printed_at: float | None = None
         self._tty = bool(getattr(self.out, "isatty", lambda: False)())
 
-    def record(self, stage: str, value: Any) -> None:
+    def record(self, stage: str, value: Any, *, from_cache: bool = False) -> None:
         """A stage of one question (an ingestion: of one build) finished (`value`: its
-        result, None when it failed)."""
+        result, None when it failed; `from_cache`: taken from the task cache, its calls made
+        by an earlier run). Calls and spend count only the calls this run made."""
         self.done[stage] += 1
-        if value is not None:
-            self.calls += _calls(stage, value)
+        if value is None:
+            return
+        calls = _calls(stage, value)
+        made = 0 if from_cache else calls
+        if stage == "ingest" and not from_cache:
+            made = sum(r.llm_calls for r in _made_here(value))
+        self.calls += made
+        self.calls_reused += calls - made
+        if not from_cache:
             self.usages += _usages(stage, value, self.agent_model)
 
     def update(self, questions_done: int, failed: int) -> None:
@@ -141,7 +157,8 @@ class RunProgress:
         parts.append(" ".join(self._stage_done(s) for s in self.stages))
         if self.failed:
             parts.append(f"{self.failed} failed")
-        parts.append(f"{self.calls} model calls")
+        reused = f" ({self.calls_reused} more in earlier results)" if self.calls_reused else ""
+        parts.append(f"{self.calls} model calls{reused}")
         cost, unpriced = priced(self.usages, self.prices)
         if self.prices and not unpriced:
             parts.append(f"spent {dollars(cost)}")

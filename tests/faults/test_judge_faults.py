@@ -94,8 +94,8 @@ def test_unreadable_replies_count_wrong_and_failed_calls_leave_the_run_incomplet
     assert set(UNREADABLE_VERDICTS) == set(unreadable.values()) and failed
 
     assert ended.code == 1, ended.tail()
-    message = f"lme-bench: {len(failed)} question(s) failed: {', '.join(failed)}; results written"
-    assert message in ended.out
+    message = f"lme-bench: {len(failed)} question(s) failed: judge \N{MULTIPLICATION SIGN} "
+    assert message in ended.out and f"; ids: {', '.join(failed)}; results written" in ended.out
 
     run_dir = tmp_path / RUN_ID
     scores = pq.read_table(run_dir / "scores.parquet").to_pylist()

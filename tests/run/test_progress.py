@@ -116,3 +116,19 @@ def test_the_line_shows_as_work_starts_and_every_interval_while_nothing_finishes
     progress.record("ingest", None)
     progress.show(final=True)
     assert out.getvalue().splitlines()[-1].split(" | ")[1] == "ingest 2 answer 0"  # none running
+
+
+def test_model_calls_count_calls_made_not_results_taken_from_the_cache() -> None:
+    clock, out = Clock(), io.StringIO()
+    prices = {"openai:m": PriceSettings(input_per_mtok=2.0, output_per_mtok=0.0)}
+    progress = RunProgress(3, ["ingest", "answer"], prices, agent_model="openai:m", out=out,
+                           clock=clock)  # fmt: skip
+    made = SessionRecord("q1", "s000", 0, "agentic", 4, llm_calls=3, input_tokens=500_000)
+    resumed = SessionRecord("q1", "s001", 1, "agentic", 4, llm_calls=20, input_tokens=10**6)
+    resumed.resumed = True  # from a checkpoint of an earlier attempt
+    progress.record("ingest", Outcome([made, resumed]))
+    progress.record("answer", _answer(2, 0))
+    progress.record("answer", _answer(40, 10**6), from_cache=True)
+    progress.record("ingest", Outcome([made]), from_cache=True)
+    progress.update(questions_done=2, failed=0)
+    assert "| 5 model calls (63 more in earlier results) | spent $1.00 |" in progress.line()
