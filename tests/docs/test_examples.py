@@ -64,13 +64,15 @@ def test_every_shell_example_is_marked(block: Example) -> None:
 def test_shell_example_runs(block: Example, tmp_path: Path) -> None:
     for name in LINKED:
         (tmp_path / name).symlink_to(ROOT / name)
-    # The set-up is done: make's stamp stays newer than this copy, so `make` reinstalls nothing.
-    project = tmp_path / "pyproject.toml"
-    project.write_bytes((ROOT / "pyproject.toml").read_bytes())
+    # The set-up is done: make's stamp stays newer than these copies of what it is made from,
+    # so `make` reinstalls nothing.
     stamp = ROOT / ".venv" / ".installed"
-    if stamp.exists():
-        older = stamp.stat().st_mtime - 1
-        os.utime(project, (older, older))
+    for name in ("pyproject.toml", "constraints.txt"):
+        copy = tmp_path / name
+        copy.write_bytes((ROOT / name).read_bytes())
+        if stamp.exists():
+            older = stamp.stat().st_mtime - 1
+            os.utime(copy, (older, older))
     env = {k: v for k, v in os.environ.items() if k not in KEY_VARIABLES}
     env.pop("PREFECT_API_URL", None)  # each run starts its own temporary server
     done = subprocess.run(
