@@ -71,14 +71,15 @@ def test_a_stopped_run_summarizes_what_it_spent_and_stored_then_resumes(tmp_path
         found = LINE.search(markdown)
         assert found, markdown
         sessions, calls, tokens, cost = found.groups()
-        assert int(sessions) == stored >= STORED_BEFORE_STOP
-        assert int(calls) >= stored  # a context-only session is one call here
+        # threads still in flight may store a session after the summary read the checkpoints
+        assert STORED_BEFORE_STOP <= int(sessions) <= stored
+        assert int(calls) >= int(sessions)  # a context-only session is one call here
         assert int(calls) <= len(fake.requests)  # no more than the server was asked
         assert int(tokens.replace(",", "")) > 0 and float(cost) > 0
         assert found.group(0) in ended.out  # the stop prints the same line
         summary = json.loads((results / "stopped" / "summary.json").read_text())
         assert summary["stopped"]["signal"] == "SIGTERM"
-        assert summary["ingestion"]["stored_sessions"] == stored
+        assert summary["ingestion"]["stored_sessions"] == int(sessions)
         assert summary["ingestion"]["llm_calls"] == int(calls)
         assert not list((results / "stopped").glob("*.tmp*")), "a half-written file was left"
 
