@@ -39,7 +39,7 @@ from lme_bench.report.run_report import headline
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_moves, record_settings
 from lme_bench.results.run_folder import rerun_command
-from lme_bench.run import batch, cache_keys, steps
+from lme_bench.run import batch, cache_keys, steps, stopped
 from lme_bench.run.collect import AnswerJob, Done, IngestJob, Job, JudgeJob, RunCollector
 from lme_bench.run.failure_summary import failure_message
 from lme_bench.run.progress import RunProgress
@@ -216,6 +216,8 @@ def _run_questions(
         )
 
     locations = tasks.locate_memories(_as_is(refs), _as_is(settings), scope)
+    memory_ids = [location.memory_id for location in locations.values()]
+    stopped.running(stopped.StoppedRun.of(settings, run_dir, memory_ids))  # what a stop counts
     limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
     STOPPING.clear()
     ingestions_starting()
@@ -308,6 +310,7 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
         _checked_plan(request, record=True)  # here; this run then reports
         request = run_shards(request.model_copy(update={"replay": True}))
     started_at = datetime.now(UTC)
+    stopped.running(None)  # until this run's memories are located, a stop has none to count
     settings, plan = _checked_plan(request, record=False)
     if settings.limits.shared:
         from lme_bench_tasks.shared_limits import install_shared_limits
@@ -333,6 +336,7 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     report = tasks.write_results(
         plan, _as_is(settings), _as_is(prepared), _as_is(refs), _as_is(results), started_at
     )
+    stopped.running(None)  # its summary is written: a stop from here on leaves it be
     if "report" in settings.stages:
         artifacts.publish_report(report, settings.run.link_base)
         if request.compare_to:

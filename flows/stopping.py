@@ -3,7 +3,9 @@ SIGTERM bridge and KeyboardInterrupt handling run first), then the temporary Pre
 and every other child process this process started are stopped, and the process exits at
 once (128 + the signal), without waiting for task threads still running. What those threads
 had stored is durable (the store, checkpoints and task results are written transactionally),
-so the same command resumes the run where it stopped.
+so the same command resumes the run where it stopped. Before it exits, the run's summary.md
+and summary.json say it stopped and what it spent and stored (lme_bench/run/stopped.py),
+written beside the children's stop and within the same grace.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import NoReturn
+
+from lme_bench.run.stopped import start_stop_summary
 
 CHILD_GRACE_S = 5.0
 
@@ -66,10 +70,14 @@ def _running(pid: int) -> bool:
 
 
 def stop_now(signum: int, run_id: str | None) -> NoReturn:
-    _stop_children()
     name = signal.Signals(signum).name
+    deadline = time.monotonic() + CHILD_GRACE_S
+    summary = start_stop_summary(name)  # written while the children stop, within their grace
+    _stop_children()
     again = f"; the same command resumes run {run_id}" if run_id else ""
     print(f"lme-bench: stopped by {name}{again}", file=sys.stderr, flush=True)
+    if summary is not None:
+        print(f"lme-bench: {summary.result(deadline)}", file=sys.stderr, flush=True)
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     os._exit(128 + signum)

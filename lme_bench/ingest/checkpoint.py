@@ -188,17 +188,25 @@ def checkpointed_sessions(path: Path, memory_ids: list[str], mode: str) -> list[
     """The records of every session checkpointed (stored, or saved and being stored) for these
     memories in `mode`, read without writing: what an ingestion that did not finish spent and
     stored (the file may not exist yet: nothing checkpointed)."""
+    return [record for _, record in checkpointed_states(path, memory_ids, mode)]
+
+
+def checkpointed_states(
+    path: Path, memory_ids: list[str], mode: str, timeout: float = 60
+) -> list[tuple[str, SessionRecord]]:
+    """(state "pending" | "done", record) of every session checkpointed for these memories in
+    `mode`, read without writing, waiting at most `timeout` seconds for a writer's lock."""
     if not path.is_file() or not memory_ids:
         return []
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
     try:
         marks = ",".join("?" * len(memory_ids))
         rows = db.execute(
-            f"SELECT record FROM sessions WHERE memory_id IN ({marks}) AND mode = ?"
+            f"SELECT state, record FROM sessions WHERE memory_id IN ({marks}) AND mode = ?"
             " ORDER BY memory_id, session_key",
             [*memory_ids, mode],
         ).fetchall()
     finally:
         db.close()
-    records = [SessionRecord.from_json(json.loads(row[0])) for row in rows]
-    return sorted(records, key=lambda r: (r.question_id, r.session_index))
+    found = [(str(state), SessionRecord.from_json(json.loads(rec))) for state, rec in rows]
+    return sorted(found, key=lambda found: (found[1].question_id, found[1].session_index))
