@@ -133,9 +133,9 @@ def test_transient_failures_out_of_retries_share_one_traceback_and_a_bare_name(
             try:
                 failing_backend.always_busy()
             except TransientMemoryError as error:
-                # what Prefect's task engine logs when the retries are used up
+                # what Prefect 3.8's task engine logs when the retries are used up
                 logging.getLogger("prefect.task_runs").error(
-                    "Task run failed - Retries are exhausted",
+                    f"Task run failed with exception: {error!r} - Retries are exhausted",
                     exc_info=error,
                     extra={"task_name": "ingest"},
                 )

@@ -90,7 +90,10 @@ def test_run_on_a_few_sample_questions(tmp_path: Path) -> None:
     assert len(manifest["question_ids"]) == 3
     logs = done.stdout + done.stderr
     assert "3/3 questions | ingest 3 retrieval 3 | 0 model calls" in logs  # the progress line
-    done_line = r"3 of 3 questions done \(0 failed\) in [\d.]+ m?s wall; session recall_all@5"
+    done_line = (
+        r"3 of 3 questions done \(0 failed\) in [\d.]+ m?s wall; search p50 \d+ ms, p95 \d+ ms"
+        r" \(waits on lme-bench left out\); session recall_all@5"
+    )
     assert re.search(done_line, logs), "the flow's last line gives the run's wall time"
     assert "Task run" not in logs  # no state line per task run without -v
     verbose = _cli("run", "configs/default.toml", "--limit", "1", "--run-id", "v", "-v",
