@@ -43,9 +43,11 @@ from lme_bench.providers.factory import (
     ModelSpec,
     api_key,
     build_chat_model,
+    caller,
     parse_model,
     retry_policy,
 )
+from lme_bench.providers.named_errors import CallerNamed
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 PROMPT_VERSION = "beam-official"
@@ -128,7 +130,8 @@ def _beam_model(spec: ModelSpec, settings: Settings, models: ModelsSettings) -> 
     if not key:
         raise ProviderConfigError(f"[models] {spec.role} = '{spec.label}': no API key set")
     api = AnthropicMessages(key, spec.provider_settings.base_url, settings.models.timeout_s)
-    return AnthropicChat(spec.model, api, BEAM_JUDGE_MAX_TOKENS, temperature=0.0)
+    chat = AnthropicChat(spec.model, api, BEAM_JUDGE_MAX_TOKENS, temperature=0.0)
+    return CallerNamed(chat, caller(spec))  # its errors name the judge, model and endpoint
 
 
 def beam_judges(settings: Settings) -> list[NamedBeamJudge]:

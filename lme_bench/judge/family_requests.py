@@ -19,9 +19,11 @@ from lme_bench.providers.factory import (
     ModelSpec,
     api_key,
     build_chat_model,
+    caller,
     openai_base_url,
     parse_model,
 )
+from lme_bench.providers.named_errors import CallerNamed
 
 
 class JudgeRequest(Protocol):
@@ -65,19 +67,30 @@ def _cap_and_temperature(shape: RequestShape) -> tuple[int, float]:
     return int(shape.field_value("max_tokens")), float(shape.field_value("temperature"))
 
 
+class NamedJudgeRequest(CallerNamed):
+    """A judge request made without LangChain whose errors name the judge, its model and its
+    endpoint."""
+
+    def __init__(self, request: JudgeRequest, spec: ModelSpec) -> None:
+        super().__init__(request, caller(spec))
+        self.request_shape = request.request_shape
+
+
 def judge_request(spec: ModelSpec, settings: Settings) -> JudgeRequest:
     """The judge's model call for `spec`, sending its family's request shape."""
     shape = request_shape(spec.kind, spec.model)
     timeout_s = settings.models.timeout_s
     if spec.kind in ("openai", "openai-compatible"):
         key = api_key(spec) or "not-needed"
-        return OfficialJudgeRequest(spec.model, key, openai_base_url(spec), timeout_s, shape)
+        official = OfficialJudgeRequest(spec.model, key, openai_base_url(spec), timeout_s, shape)
+        return NamedJudgeRequest(official, spec)
     if spec.kind == "anthropic":
         anthropic_key = api_key(spec)
         if not anthropic_key:
             raise ProviderConfigError(f"[models] {spec.role} = '{spec.label}': no API key set")
         base_url = spec.provider_settings.base_url
-        return AnthropicJudgeRequest(spec.model, anthropic_key, base_url, timeout_s)
+        anthropic = AnthropicJudgeRequest(spec.model, anthropic_key, base_url, timeout_s)
+        return NamedJudgeRequest(anthropic, spec)
     cap, temperature = _cap_and_temperature(shape)
     models = settings.models.model_copy(update={"temperature": temperature})
     return ChatModelJudgeRequest(build_chat_model(spec, models, cap), shape)

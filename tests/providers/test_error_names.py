@@ -87,3 +87,33 @@ def test_the_memory_systems_model_and_the_agent_name_their_role(
     assert f"(memory local:mem at {host})" in error_text(raised.value)
     agent = error_text(_failure(settings, "agent"))
     assert f"(agent local:writer at {host})" in agent and SECRET not in agent
+
+
+@pytest.mark.parametrize("kind", ["openai-compatible", "anthropic"])
+def test_the_judge_stages_own_requests_name_the_judge(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge stage calls the official request (openai SDK) or Anthropic's Messages API
+    without LangChain: their errors name the judge, its model and its endpoint too."""
+    from lme_bench.judge.beam_stage import _beam_model
+    from lme_bench.judge.stage import judge_model
+    from lme_bench.providers.factory import parse_model
+
+    monkeypatch.setenv("K", SECRET)
+    url = _refusing_url()
+    settings = Settings.model_validate(
+        {
+            "providers": {"far": {"kind": kind, "base_url": url, "api_key_env": "K"}},
+            "models": {"judge": "far:judge-model"},
+        }
+    )
+    spec = parse_model("judge", "far:judge-model", settings)
+    calls = [judge_model(spec, settings)]
+    if kind == "anthropic":  # BEAM's rubric judge takes its own call
+        calls.append(_beam_model(spec, settings, settings.models))
+    for call in calls:
+        with pytest.raises(Exception) as raised:
+            asyncio.run(CountedModel(call, QUICK).ainvoke([HumanMessage("hi")]))
+        text = error_text(raised.value)
+        assert f"(judge far:judge-model at {url}" in text, text
+        assert SECRET not in text
