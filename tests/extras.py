@@ -8,6 +8,8 @@ from types import ModuleType
 
 import pytest
 
+from lme_bench.plugins import extra_command
+
 # The module each extra brings that its tests import first.
 EXTRA_MODULES = {
     "dense": "sentence_transformers",
@@ -21,8 +23,7 @@ BACKEND_EXTRAS = {"mem0": "mem0", "langgraph": "langgraph", "graphiti": "graphit
 
 def reason(extra: str) -> str:
     return (
-        f"needs the {extra} extra: pip install -c constraints.txt 'lme-bench[{extra}]'"
-        " (make install-all installs every extra)"
+        f"needs the {extra} extra: {extra_command(extra)} (make install-all installs every extra)"
     )
 
 

@@ -50,6 +50,7 @@ from lme_bench.backends.protocol import (
     Usage,
 )
 from lme_bench.config.settings import ConfigError
+from lme_bench.plugins import extra_command
 
 _SAFE_ID = re.compile(r"[\w.:-]{1,100}")
 _SAFE_FOLDER = re.compile(r"[\w.-]{1,100}")
@@ -160,8 +161,7 @@ class Mem0System:
         if importlib.util.find_spec("mem0") is None:  # imported at a memory's first use
             raise ConfigError(
                 "[memory] backend = 'mem0' needs the mem0 extra, which is not installed:"
-                " pip install -c constraints.txt 'lme-bench[mem0]' (make install-all installs"
-                " every extra)"
+                f" {extra_command('mem0')} (make install-all installs every extra)"
             )
         self.params = params
         self.env = env
