@@ -217,7 +217,8 @@ def _run_questions(
 
     locations = tasks.locate_memories(_as_is(refs), _as_is(settings), scope)
     memory_ids = [location.memory_id for location in locations.values()]
-    stopped.running(stopped.StoppedRun.of(settings, run_dir, memory_ids))  # what a stop counts
+    made = terminal.made_after_ingestion  # what a stop counts
+    stopped.running(stopped.StoppedRun.of(settings, run_dir, memory_ids, made))
     limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
     STOPPING.clear()
     ingestions_starting()

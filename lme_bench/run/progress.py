@@ -119,6 +119,8 @@ class RunProgress:
         self.calls = 0  # made in this run
         self.calls_reused = 0  # in results taken from the cache or a checkpoint
         self.usages: list[Usage] = []
+        self.calls_by_stage: Counter[str] = Counter()  # made in this run
+        self.usages_by_stage: dict[str, list[Usage]] = {}
         self.failed = 0
         self.questions_done = 0
         self.running: dict[str, int] = {}  # task runs in flight by stage (the scheduler's)
@@ -137,9 +139,19 @@ class RunProgress:
         if stage == "ingest" and not from_cache:
             made = sum(r.llm_calls for r in _made_here(value))
         self.calls += made
+        self.calls_by_stage[stage] += made
         self.calls_reused += calls - made
         if not from_cache:
-            self.usages += _usages(stage, value, self.agent_model)
+            usages = list(_usages(stage, value, self.agent_model))
+            self.usages += usages
+            self.usages_by_stage.setdefault(stage, []).extend(usages)
+
+    def made_after_ingestion(self) -> tuple[int, list[Usage]]:
+        """The calls and tokens this run's answers and verdicts made so far (a stopped run's
+        ingestion is counted from its checkpoints instead)."""
+        stages = ("answer", "judge")
+        calls = sum(self.calls_by_stage[stage] for stage in stages)
+        return calls, [u for stage in stages for u in self.usages_by_stage.get(stage, [])]
 
     def update(self, questions_done: int, failed: int) -> None:
         self.questions_done, self.failed = questions_done, failed

@@ -1,5 +1,6 @@
 """What a stopped run (SIGTERM, Ctrl-C) leaves: summary.md and summary.json, marked stopped,
-counting the sessions its ingestions stored and the memory agent's calls, tokens and cost.
+counting the sessions its ingestions stored, the memory agent's calls, tokens and cost, and
+those of the answers and verdicts made before the stop (as the progress line counted them).
 
 Read from durable state alone: the ingestion checkpoints of the run's memories, opened
 read-only (the threads still running write the store and the checkpoints; this writes only
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,9 +39,17 @@ class StoppedRun:
     mode: str
     agent_model: str | None
     prices: dict[str, PriceSettings] = field(default_factory=dict)
+    # the calls and tokens of the answers and verdicts made so far (RunProgress's)
+    answered: Callable[[], tuple[int, list[Usage]]] | None = None
 
     @classmethod
-    def of(cls, settings: Settings, run_dir: Path, memory_ids: list[str]) -> StoppedRun:
+    def of(
+        cls,
+        settings: Settings,
+        run_dir: Path,
+        memory_ids: list[str],
+        answered: Callable[[], tuple[int, list[Usage]]] | None = None,
+    ) -> StoppedRun:
         return cls(
             run_id=run_dir.name,
             run_dir=run_dir,
@@ -48,6 +58,7 @@ class StoppedRun:
             mode=settings.ingest.mode,
             agent_model=settings.models.agent if settings.ingest.mode != "raw" else None,
             prices=dict(settings.prices),
+            answered=answered,
         )
 
 
@@ -76,6 +87,9 @@ def stopped_summary(run: StoppedRun, signal_name: str) -> dict[str, Any]:
     ingestion["unfinished_sessions"] = len(records) - ingestion["stored_sessions"]
     usages = [Usage(run.agent_model or "", r.input_tokens, r.output_tokens) for r in records]
     cost, unpriced = priced(usages, run.prices)
+    answer_calls, answer_usages = run.answered() if run.answered else (0, [])
+    answer_cost, answer_unpriced = priced(answer_usages, run.prices)
+    unpriced = unpriced | answer_unpriced
     return {
         "stopped": {
             "signal": signal_name,
@@ -84,11 +98,18 @@ def stopped_summary(run: StoppedRun, signal_name: str) -> dict[str, Any]:
             "resume": f"the same command resumes run {run.run_id}",
         },
         "ingestion": ingestion,
+        "answers_and_verdicts": {
+            "llm_calls": answer_calls,
+            "input_tokens": sum(u.input_tokens for u in answer_usages),
+            "output_tokens": sum(u.output_tokens for u in answer_usages),
+        },
         "cost": {
             "ingestion": None if unpriced else cost,
-            "total": None if unpriced else cost,
+            "answers_and_verdicts": None if unpriced else answer_cost,
+            "total": None if unpriced else cost + answer_cost,
             "unpriced_models": sorted(unpriced),
-            "counted": "the memory agent's calls of the sessions checkpointed",
+            "counted": "the memory agent's calls of the sessions checkpointed, and the reader's"
+            " and judges' calls of the answers and verdicts made before the stop",
         },
     }
 
@@ -97,20 +118,23 @@ def stopped_line(summary: dict[str, Any]) -> str:
     """`Stopped by SIGTERM: N sessions stored, M model calls, T tokens, $C; the same command
     resumes run <id>`."""
     stopped, ingestion, cost = summary["stopped"], summary["ingestion"], summary["cost"]
+    later = summary.get("answers_and_verdicts") or {}
+    calls = ingestion["llm_calls"] + later.get("llm_calls", 0)
     tokens = ingestion["input_tokens"] + ingestion["output_tokens"]
+    tokens += later.get("input_tokens", 0) + later.get("output_tokens", 0)
     if cost["total"] is not None:
         spent = f"${cost['total']:.4f}"
     else:
         spent = "cost unknown (no [prices] for " + ", ".join(cost["unpriced_models"]) + ")"
     return (
         f"Stopped by {stopped['signal']}: {ingestion['stored_sessions']} sessions stored,"
-        f" {ingestion['llm_calls']} model calls, {tokens:,} tokens, {spent};"
+        f" {calls} model calls, {tokens:,} tokens, {spent};"
         f" {stopped['resume']}"
     )
 
 
 def stopped_markdown(summary: dict[str, Any]) -> str:
-    ingestion = summary["ingestion"]
+    ingestion, later = summary["ingestion"], summary["answers_and_verdicts"]
     return (
         f"# lme-bench run {summary['stopped']['run_id']}: stopped\n\n"
         f"{stopped_line(summary)}\n\n"
@@ -119,9 +143,11 @@ def stopped_markdown(summary: dict[str, Any]) -> str:
         f" {ingestion['stored_sessions']} sessions stored and"
         f" {ingestion['unfinished_sessions']} saved but not yet stored,"
         f" {ingestion['llm_calls']} memory agent model calls,"
-        f" {ingestion['input_tokens']:,} input and {ingestion['output_tokens']:,} output tokens."
-        " Retrieval, answers and verdicts made before the stop are kept for the resumed run"
-        " and not counted here; it writes the full summary, the tables and report.html.\n"
+        f" {ingestion['input_tokens']:,} input and {ingestion['output_tokens']:,} output tokens;"
+        f" the answers and verdicts made before the stop, {later['llm_calls']} reader and judge"
+        f" calls, {later['input_tokens']:,} input and {later['output_tokens']:,} output tokens."
+        " A memory system's own model calls are not counted here. What was made is kept for"
+        " the resumed run, which writes the full summary, the tables and report.html.\n"
     )
 
 

@@ -3,6 +3,7 @@ never kept waiting by it (a summary that fails or takes too long is one line).""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -91,3 +92,31 @@ def test_a_summary_that_takes_too_long_leaves_the_stop_on_time(
 def test_no_run_named_no_summary() -> None:
     stopped.running(None)
     assert stopped.start_stop_summary("SIGTERM") is None
+
+
+def test_the_answers_and_verdicts_made_before_the_stop_are_counted(tmp_path: Path) -> None:
+    from lme_bench.results.cost import Usage
+    from lme_bench.run.progress import RunProgress
+
+    checkpoints = Checkpoints(tmp_path / "checkpoints.sqlite")
+    checkpoints.save_pending("m1", _record("q1", 0), [], None)
+    checkpoints.mark_all_done("m1", [_record("q1", 0)])
+    progress = RunProgress(2, ["ingest", "answer", "judge"], {}, agent_model="local:tiny")
+    answered = type("Answer", (), {"qa_model": "local:tiny", "llm_calls": 1})()
+    answered.input_tokens, answered.output_tokens = 300, 20
+    progress.record("answer", answered)
+    progress.record("answer", answered, from_cache=True)  # an earlier run's: not spent now
+    assert progress.made_after_ingestion() == (1, [Usage("local:tiny", 300, 20)])
+    run = dataclasses.replace(_run(tmp_path, ["m1"]), answered=progress.made_after_ingestion)
+    line = stopped.write_stopped_summary(run, "SIGINT")
+    checkpoints.close()
+    # 2 agent calls, 150 tokens (one session) + 1 reader call, 320 tokens; $1000/$2000 per Mtok
+    assert line.startswith("Stopped by SIGINT: 1 sessions stored, 3 model calls, 470 tokens,")
+    summary = json.loads((tmp_path / "r1" / "summary.json").read_text())
+    assert summary["answers_and_verdicts"] == {
+        "llm_calls": 1,
+        "input_tokens": 300,
+        "output_tokens": 20,
+    }
+    expected = (100 + 300) / 1e6 * 1000 + (50 + 20) / 1e6 * 2000
+    assert summary["cost"]["total"] == pytest.approx(expected)
