@@ -22,29 +22,12 @@ from tests.faults.runs import (
     start_run,
     wait_for_progress,
 )
+from tests.flows.priced_local_agent import CONFIG, CONTEXT
 from tests.providers.behaviour import Behaviour
 from tests.providers.fake_openai_server import serve
 
 pytestmark = pytest.mark.slow
 
-CONFIG = """\
-[ingest]
-mode = "context-only"
-
-[models]
-agent = "local:tiny"
-qa = "fake:quote-memory"
-judge = "fake:match-judge"
-
-[providers.local]
-kind = "openai-compatible"
-base_url = "{base_url}"
-
-[prices."local:tiny"]
-input_per_mtok = 1000.0
-output_per_mtok = 2000.0
-"""
-CONTEXT = {"tool_calls": [("put_context", {"content": "Facts:\n- the user has a dog"})]}
 STORED_BEFORE_STOP = 3
 LINE = re.compile(
     r"Stopped by SIGTERM: (\d+) sessions stored, (\d+) model calls, ([\d,]+) tokens, \$([\d.]+);"

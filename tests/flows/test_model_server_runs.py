@@ -20,28 +20,11 @@ from prefect.testing.utilities import prefect_test_harness
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.run.request import RunRequest
 from lme_bench.run.steps import bundled_sample
+from tests.flows.priced_local_agent import CONFIG, CONTEXT
 from tests.providers.fake_openai_server import serve
 
 pytestmark = pytest.mark.slow
 
-CONFIG = """\
-[ingest]
-mode = "context-only"
-
-[models]
-agent = "local:tiny"
-qa = "fake:quote-memory"
-judge = "fake:match-judge"
-
-[providers.local]
-kind = "openai-compatible"
-base_url = "{base_url}"
-
-[prices."local:tiny"]
-input_per_mtok = 1000.0
-output_per_mtok = 2000.0
-"""
-CONTEXT = {"tool_calls": [("put_context", {"content": "Facts:\n- the user has a dog"})]}
 REFUSED = {"status": 400, "message": "the model server refused the request"}
 
 
