@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +20,14 @@ from lme_bench.backends.registry import backend_data_dir
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.views import QuestionView, SessionView, TurnView, make_view
 from lme_bench.ingest.health import probe_queries
-from lme_bench.run.finish import RunReport, RunResults, headline, write_run
+from lme_bench.run.finish import RunReport, RunResults, headline
 from lme_bench.run.steps import (
-    answer_question,
-    evaluate_question,
     ingest_question,
-    judge_question,
     plan_run,
     prepare_questions,
 )
 from tests.backends.recording_backend import RecordingNotes
+from tests.every_stage import run_every_stage
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTIC = ROOT / "configs" / "agentic-fake.toml"
@@ -42,25 +39,7 @@ def _settings(tmp_path: Path, config: Path | None = AGENTIC, **overrides: Any) -
 
 
 def _run(settings: Settings, limit: int) -> tuple[RunReport, RunResults]:
-    """Every stage of `limit` sample questions, as the flow runs them, then the run's files."""
-    plan = plan_run(settings)
-    prepared, refs = prepare_questions(plan, limit=limit)
-    results = RunResults()
-    results.outcomes = [asyncio.run(ingest_question(r, settings, plan.run_id)) for r in refs]
-    pairs = list(zip(refs, results.outcomes, strict=True))
-    results.retrieval = [
-        row for r, o in pairs for row in asyncio.run(evaluate_question(r, o, settings))
-    ]
-    if "answer" in settings.stages:
-        results.hypotheses = [
-            asyncio.run(answer_question(r, o.memory_id, settings)) for r, o in pairs
-        ]
-        results.scores = [
-            s
-            for r, h in zip(refs, results.hypotheses, strict=True)
-            for s in asyncio.run(judge_question(r, h, settings))
-        ]
-    report = write_run(plan, settings, prepared, refs, results, datetime.now(UTC))
+    report, results, _ = run_every_stage(settings, limit)
     return report, results
 
 

@@ -4,7 +4,6 @@ questions, the dataset file with its sha256, and wrong answers whose evidence ca
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from datetime import UTC, datetime, timedelta
@@ -15,15 +14,8 @@ import pyarrow.parquet as pq
 
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.shards import PreparedDataset
-from lme_bench.run.finish import RunReport, RunResults, write_run
-from lme_bench.run.steps import (
-    answer_question,
-    evaluate_question,
-    ingest_question,
-    judge_question,
-    plan_run,
-    prepare_questions,
-)
+from lme_bench.run.finish import RunReport
+from tests.every_stage import run_every_stage
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTIC = ROOT / "configs" / "agentic-fake.toml"
@@ -37,27 +29,9 @@ def _settings(tmp_path: Path, config: Path | None = None, **overrides: Any) -> S
 def _run(
     settings: Settings, limit: int, wall: timedelta = timedelta(0)
 ) -> tuple[RunReport, PreparedDataset]:
-    """Every stage of `limit` sample questions as the flow runs them, then the run's files, the
-    run having started `wall` before its report."""
-    plan = plan_run(settings)
-    prepared, refs = prepare_questions(plan, limit=limit)
-    results = RunResults()
-    results.outcomes = [asyncio.run(ingest_question(r, settings, plan.run_id)) for r in refs]
-    pairs = list(zip(refs, results.outcomes, strict=True))
-    results.retrieval = [
-        row for r, o in pairs for row in asyncio.run(evaluate_question(r, o, settings))
-    ]
-    if "answer" in settings.stages:
-        results.hypotheses = [
-            asyncio.run(answer_question(r, o.memory_id, settings)) for r, o in pairs
-        ]
-        results.scores = [
-            s
-            for r, h in zip(refs, results.hypotheses, strict=True)
-            for s in asyncio.run(judge_question(r, h, settings))
-        ]
-    started = datetime.now(UTC) - wall
-    return write_run(plan, settings, prepared, refs, results, started), prepared
+    """The run having started `wall` before its report."""
+    report, _, prepared = run_every_stage(settings, limit, datetime.now(UTC) - wall)
+    return report, prepared
 
 
 def test_durations_say_wall_or_summed_and_the_run_wall_time_is_shown(tmp_path: Path) -> None:
