@@ -27,6 +27,7 @@ from lme_bench.config.settings import ConfigError, IngestSettings
 from lme_bench.dataset.views import SessionView
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.records import SessionRecord
+from lme_bench.ingest.system_calls import add_system_calls
 from lme_bench.providers.calls import CallAccount, CountedModel, set_call_columns
 from lme_bench.providers.retry import RetryPolicy
 
@@ -93,6 +94,7 @@ class ToolAgentWriter:
                 turns=len(session.turns),
             )
             self.checkpoints.save_pending(memory_id, record, [], None)
+            before = self.system.usage()
             account = CallAccount()
             counted = CountedModel(self.model, self.policy, account, self.limiter)
             tools = ServerTools(self.tools, self.settings)
@@ -110,5 +112,6 @@ class ToolAgentWriter:
             record.error = run.error or ("; ".join(calls.problems) or None)
             set_call_columns(record, account)
             record.seconds, record.wait_seconds = clock.own_seconds, clock.wait_seconds
+            add_system_calls(record, self.system, before)
             self.checkpoints.mark_done(memory_id, record)
         return record

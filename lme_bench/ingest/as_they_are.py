@@ -27,6 +27,7 @@ from lme_bench.entries.models import NewEntry
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.held import TurnKey, held_turns, missing
 from lme_bench.ingest.records import SessionRecord
+from lme_bench.ingest.system_calls import add_system_calls
 
 MODE = "raw"
 BATCH_ENTRIES = 2_000
@@ -74,14 +75,21 @@ class WholeSessions:
         record.resumed = pending
         self.checkpoints.save_pending(memory_id, record, [], None)
         sent = protocol_session(session)
+        before = self.system.usage()
         with timed_call() as clock:  # the system's call alone
             await self.system.ingest_session(memory_id, sent)
         record.seconds, record.wait_seconds = clock.own_seconds, clock.wait_seconds
+        add_system_calls(record, self.system, before)
+        if record.system_model_calls:  # what it spent, checkpointed before the next session
+            self.checkpoints.save_pending(memory_id, record, [], None)
         self.sent.append(record)
         return record
 
     async def finish(self, memory_id: str) -> None:
+        before = self.system.usage()
         await self.system.wait_until_ready(memory_id)
+        if self.sent:  # work the system deferred to now: the last session's
+            add_system_calls(self.sent[-1], self.system, before)
         self.checkpoints.mark_all_done(memory_id, self.sent)
 
 

@@ -20,6 +20,11 @@ class SessionRecord:
     memory_calls: dict[str, int] = field(default_factory=dict)  # what reached the memory
     input_tokens: Int64 = 0
     output_tokens: Int64 = 0
+    # the memory system's own model calls while the session was written (mem0's extraction,
+    # Graphiti's graph building), so a stopped run counts them from its checkpoints
+    system_model_calls: int = 0
+    system_input_tokens: Int64 = 0
+    system_output_tokens: Int64 = 0
     seconds: float = 0.0  # writing the session, waits on lme-bench left out
     wait_seconds: float = 0.0  # waits on lme-bench's embedder, model load, limiters
     retries: int = 0

@@ -43,14 +43,23 @@ def priced(usages: Iterable[Usage], prices: dict[str, PriceSettings]) -> tuple[f
     return total, unpriced
 
 
-def system_usage(outcomes: Sequence[IngestOutcome], settings: Settings) -> dict[str, Any] | None:
-    """The memory system's own calls over this run's ingestions; None when it made none."""
+def system_usage(
+    outcomes: Sequence[IngestOutcome],
+    settings: Settings,
+    unfinished: Sequence[SessionRecord] = (),
+) -> dict[str, Any] | None:
+    """The memory system's own calls over this run's ingestions, those that did not finish
+    counted from their sessions' checkpoints (`unfinished`); None when it made none."""
     totals = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
     totals |= {"embedding_calls": 0, "embedded_texts": 0, "capped_replies": 0, "timeouts": 0}
     for outcome in outcomes:
         usage = getattr(outcome, "system_usage", None)  # outcomes cached before it: none
         for name in totals:
             totals[name] += int(getattr(usage, name, 0))
+    for record in unfinished:
+        totals["model_calls"] += record.system_model_calls
+        totals["input_tokens"] += record.system_input_tokens
+        totals["output_tokens"] += record.system_output_tokens
     if not any(totals.values()):
         return None
     return {"backend": settings.memory.backend, "model": settings.models.memory, **totals}

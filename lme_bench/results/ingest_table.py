@@ -15,8 +15,8 @@ from lme_bench.ingest.records import SessionRecord
 from lme_bench.providers.calls import call_totals
 
 # 2: retries by cause; 3: unusable tool calls, ingest health, capped, timeouts; 4: waits on
-# lme-bench apart (wait_seconds), no longer in seconds
-SCHEMA_VERSION = "4"
+# lme-bench apart (wait_seconds), no longer in seconds; 5: the memory system's own calls
+SCHEMA_VERSION = "5"
 
 INGEST_SCHEMA = table_schema("ingest", SCHEMA_VERSION, row_fields(SessionRecord))
 

@@ -209,7 +209,7 @@ def write_run(
                 [s for s in verdicts if s.question_id in official],
             )  # named after the actual judge
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
-    system = system_usage(results.outcomes, settings)
+    system = system_usage(results.outcomes, settings, unfinished)
     if system is not None:
         summary["memory_system"] = system
     summary["cost"] = run_cost(

@@ -1,6 +1,7 @@
 """What a stopped run (SIGTERM, Ctrl-C) leaves: summary.md and summary.json, marked stopped,
-counting the sessions its ingestions stored, the memory agent's calls, tokens and cost, and
-those of the answers and verdicts made before the stop (as the progress line counted them).
+counting the sessions its ingestions stored, the calls, tokens and cost of the memory agent
+and of the memory system's own model (as each session's checkpoint recorded them), and those
+of the answers and verdicts made before the stop (as the progress line counted them).
 
 Read from durable state alone: the ingestion checkpoints of the run's memories, opened
 read-only (the threads still running write the store and the checkpoints; this writes only
@@ -38,6 +39,7 @@ class StoppedRun:
     memory_ids: tuple[str, ...]
     mode: str
     agent_model: str | None
+    memory_model: str | None = None  # the memory system's own ([models] memory)
     prices: dict[str, PriceSettings] = field(default_factory=dict)
     # the calls and tokens of the answers and verdicts made so far (RunProgress's)
     answered: Callable[[], tuple[int, list[Usage]]] | None = None
@@ -57,6 +59,7 @@ class StoppedRun:
             memory_ids=tuple(dict.fromkeys(memory_ids)),
             mode=settings.ingest.mode,
             agent_model=settings.models.agent if settings.ingest.mode != "raw" else None,
+            memory_model=settings.models.memory,
             prices=dict(settings.prices),
             answered=answered,
         )
@@ -79,13 +82,25 @@ def current() -> StoppedRun | None:
 
 def stopped_summary(run: StoppedRun, signal_name: str) -> dict[str, Any]:
     """summary.json of the stopped run: its ingestion totals, the cost of the memory agent's
-    calls (None when a model has no price) and how it stopped."""
+    and the memory system's calls (None when a model has no price) and how it stopped."""
     states = checkpointed_states(run.checkpoints, list(run.memory_ids), run.mode, LOCK_WAIT_S)
     records = [record for _, record in states]
     ingestion = ingest_totals(records)
     ingestion["stored_sessions"] = sum(state == "done" for state, _ in states)
     ingestion["unfinished_sessions"] = len(records) - ingestion["stored_sessions"]
     usages = [Usage(run.agent_model or "", r.input_tokens, r.output_tokens) for r in records]
+    own = Usage(
+        run.memory_model or "the memory system's model",
+        sum(r.system_input_tokens for r in records),
+        sum(r.system_output_tokens for r in records),
+    )
+    usages.append(own)
+    system = {
+        "model": run.memory_model,
+        "model_calls": sum(r.system_model_calls for r in records),
+        "input_tokens": own.input_tokens,
+        "output_tokens": own.output_tokens,
+    }
     cost, unpriced = priced(usages, run.prices)
     answer_calls, answer_usages = run.answered() if run.answered else (0, [])
     answer_cost, answer_unpriced = priced(answer_usages, run.prices)
@@ -98,6 +113,7 @@ def stopped_summary(run: StoppedRun, signal_name: str) -> dict[str, Any]:
             "resume": f"the same command resumes run {run.run_id}",
         },
         "ingestion": ingestion,
+        "memory_system": system,
         "answers_and_verdicts": {
             "llm_calls": answer_calls,
             "input_tokens": sum(u.input_tokens for u in answer_usages),
@@ -108,8 +124,9 @@ def stopped_summary(run: StoppedRun, signal_name: str) -> dict[str, Any]:
             "answers_and_verdicts": None if unpriced else answer_cost,
             "total": None if unpriced else cost + answer_cost,
             "unpriced_models": sorted(unpriced),
-            "counted": "the memory agent's calls of the sessions checkpointed, and the reader's"
-            " and judges' calls of the answers and verdicts made before the stop",
+            "counted": "the memory agent's and the memory system's own calls of the sessions"
+            " checkpointed, and the reader's and judges' calls of the answers and verdicts made"
+            " before the stop",
         },
     }
 
@@ -119,9 +136,11 @@ def stopped_line(summary: dict[str, Any]) -> str:
     resumes run <id>`."""
     stopped, ingestion, cost = summary["stopped"], summary["ingestion"], summary["cost"]
     later = summary.get("answers_and_verdicts") or {}
-    calls = ingestion["llm_calls"] + later.get("llm_calls", 0)
+    system = summary.get("memory_system") or {}
+    calls = ingestion["llm_calls"] + later.get("llm_calls", 0) + system.get("model_calls", 0)
     tokens = ingestion["input_tokens"] + ingestion["output_tokens"]
     tokens += later.get("input_tokens", 0) + later.get("output_tokens", 0)
+    tokens += system.get("input_tokens", 0) + system.get("output_tokens", 0)
     if cost["total"] is not None:
         spent = f"${cost['total']:.4f}"
     else:
@@ -135,6 +154,7 @@ def stopped_line(summary: dict[str, Any]) -> str:
 
 def stopped_markdown(summary: dict[str, Any]) -> str:
     ingestion, later = summary["ingestion"], summary["answers_and_verdicts"]
+    system = summary["memory_system"]
     return (
         f"# lme-bench run {summary['stopped']['run_id']}: stopped\n\n"
         f"{stopped_line(summary)}\n\n"
@@ -143,10 +163,12 @@ def stopped_markdown(summary: dict[str, Any]) -> str:
         f" {ingestion['stored_sessions']} sessions stored and"
         f" {ingestion['unfinished_sessions']} saved but not yet stored,"
         f" {ingestion['llm_calls']} memory agent model calls,"
-        f" {ingestion['input_tokens']:,} input and {ingestion['output_tokens']:,} output tokens;"
+        f" {ingestion['input_tokens']:,} input and {ingestion['output_tokens']:,} output tokens,"
+        f" {system['model_calls']} calls of the memory system's own model,"
+        f" {system['input_tokens']:,} input and {system['output_tokens']:,} output tokens;"
         f" the answers and verdicts made before the stop, {later['llm_calls']} reader and judge"
         f" calls, {later['input_tokens']:,} input and {later['output_tokens']:,} output tokens."
-        " A memory system's own model calls are not counted here. What was made is kept for"
+        " What was made is kept for"
         " the resumed run, which writes the full summary, the tables and report.html.\n"
     )
 

@@ -106,7 +106,11 @@ def test_a_run_through_a_real_model_completes_every_stage(
     for row in sessions.values():
         assert (row["mode"], row["status"], row["error"]) == (mode, "ok", None), row
         assert row["llm_calls"] >= 1 and row["input_tokens"] > 0, row
-        assert row["ingest_health"] == "ok", row  # the memory holds what was written
+        # the memory holds what was written; a small model may leave its context document as
+        # the first session wrote it, which memory health flags: exactly when no later session
+        # stored a context of its own
+        unchanged = sessions[(row["question_id"], 1)]["context_chars"] == 0
+        assert row["ingest_health"] == ("context-unchanged" if unchanged else "ok"), row
     # the context-writing call names put_context, so even this model writes one for each question
     for question_id in ids:
         rows = [r for (q, _), r in sessions.items() if q == question_id]

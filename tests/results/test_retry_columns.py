@@ -61,7 +61,7 @@ def _score(question_id: str, count: RetryCount) -> ScoreRow:
 
 
 @pytest.mark.parametrize(
-    ("schema", "version"), [(INGEST_SCHEMA, b"4"), (HYPOTHESES_SCHEMA, b"6"), (SCORES_SCHEMA, b"6")]
+    ("schema", "version"), [(INGEST_SCHEMA, b"5"), (HYPOTHESES_SCHEMA, b"6"), (SCORES_SCHEMA, b"6")]
 )
 def test_one_column_per_cause_follows_the_total(schema: pa.Schema, version: bytes) -> None:
     names = schema.names
