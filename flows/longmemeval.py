@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from lme_bench_flows import artifacts, schedule
+from lme_bench_flows import artifacts, run_origin, schedule
 from lme_bench_flows.batched_stages import answer_deferred, judge_deferred
 from lme_bench_flows.scale_out import run_shards
 from lme_bench_flows.stopping import stopping_cleanly
@@ -39,7 +39,7 @@ from lme_bench.report.run_report import headline
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_moves, record_settings
 from lme_bench.results.run_folder import rerun_command
-from lme_bench.run import batch, cache_keys, steps, stopped
+from lme_bench.run import batch, cache_keys, series, steps, stopped
 from lme_bench.run.collect import AnswerJob, Done, IngestJob, Job, JudgeJob, RunCollector
 from lme_bench.run.failure_summary import failure_message
 from lme_bench.run.progress import RunProgress
@@ -72,7 +72,7 @@ def _run_name() -> str:
     given = flow_run.parameters.get("request") or {}
     try:
         request = given if isinstance(given, RunRequest) else RunRequest.model_validate(given)
-        run_id = request.run_id or request.settings().run.id or _stable_run_id()
+        run_id = _in_series(request).run_id
     except Exception:  # a bad request fails the run itself, with its own error
         return "longmemeval (bad request)"
     label = f" {request.label}" if request.label else ""
@@ -303,10 +303,25 @@ def _checked_plan(request: RunRequest, record: bool) -> tuple[Settings, steps.Ru
     return settings, plan
 
 
+def _in_series(request: RunRequest) -> RunRequest:
+    """The request with its run id and series fixed. A scheduled run always gets a new run
+    id (the same when Prefect retries it), whatever its config or parameters say; a deployment
+    run by hand too, unless its parameters name one; any other run keeps its config's. A
+    request that carries its schedule (a shard's) was fixed so already."""
+    origin = request.schedule or run_origin.run_schedule()
+    settings = request.settings()
+    deployed = origin is not None and origin.deployment is not None
+    scheduled_here = request.schedule is None and origin is not None and origin.auto_scheduled
+    new_id = scheduled_here or (request.run_id is None and (deployed or settings.run.id is None))
+    run_id = _stable_run_id() if new_id else request.run_id or settings.run.id
+    recorded = series.recorded_series(settings.run.results_dir / str(run_id))
+    name = series.series_name(settings, request.config, origin, recorded or request.series)
+    return request.model_copy(update={"run_id": run_id, "series": name, "schedule": origin})
+
+
 def _run_request(request: RunRequest) -> dict[str, Any]:
     """The run: sharded into child flow runs, or every question here, then the report."""
-    if request.run_id is None and request.settings().run.id is None:
-        request = request.model_copy(update={"run_id": _stable_run_id()})
+    request = _in_series(request)
     if request.shards > 1:  # the shards run as child flow runs replaying the settings recorded
         _checked_plan(request, record=True)  # here; this run then reports
         request = run_shards(request.model_copy(update={"replay": True}))

@@ -17,6 +17,12 @@ class _Section(BaseModel):
 
 class RunSettings(_Section):
     id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+    series: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$",
+        description="the series the run belongs to, whose runs `lme-bench history` lists and "
+        "compares; default: the deployment's name for a deployment run, else the config's stem",
+    )
     results_dir: Path = Path("results")
     stages: list[Stage] | None = Field(
         default=None,

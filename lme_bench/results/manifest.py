@@ -44,11 +44,23 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]
     return versions
 
 
+def _code_version(state: dict[str, Any]) -> str | None:
+    """lme-bench's version and the commit it ran from (`state`): `0.4.0+g1a2b3c4`, with
+    `.dirty` when tracked files differ from it."""
+    version = package_versions(("lme-bench",))["lme-bench"]
+    if state["sha"] is None:
+        return version
+    dirty = ".dirty" if state["dirty"] else ""
+    return f"{version}+g{state['sha'][:7]}{dirty}"
+
+
 def build_manifest(**fields: Any) -> dict[str, Any]:
+    git = git_state()
     return {
         "manifest_version": 1,
         **fields,
-        "git": git_state(),
+        "git": git,
+        "code_version": _code_version(git),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "packages": package_versions(),

@@ -31,6 +31,7 @@ FREE_KEYS = (
     "run.questions_per_task",
     "run.processes",
     "run.link_base",
+    "run.series",  # a rerun stays in the series its run id recorded first
     "run.results_dir",
     "limits",
     "cache.storage",

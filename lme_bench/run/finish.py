@@ -57,6 +57,7 @@ from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow, has_ev
 from lme_bench.run.attribution import attribute_all
 from lme_bench.run.cache_keys import memory_scope
 from lme_bench.run.estimate import calls_models, estimate_run
+from lme_bench.run.series import config_digest, series_name
 from lme_bench.run.steps import RunPlan, bundled_sample, search_description, search_label
 
 __all__ = ["RunReport", "RunResults", "headline", "write_run"]
@@ -272,6 +273,10 @@ def write_run(
         write_summary(run_dir, markdown, summary)
     manifest = build_manifest(
         run_id=run_id,
+        series=plan.request.get("series") or series_name(settings, plan.request.get("config")),
+        schedule=plan.request.get("schedule"),
+        benchmark=", ".join(sorted({r.benchmark for r in refs})) or plan.benchmark,
+        config_digest=config_digest(settings),
         request=plan.request,
         stages=list(settings.stages),
         dataset={

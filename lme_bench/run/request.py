@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lme_bench.config.run_section import Stage
 from lme_bench.config.settings import Settings, load_settings, replay_settings
+from lme_bench.run.series import SERIES_PATTERN, RunSchedule
 
 
 class RunRequest(BaseModel):
@@ -46,6 +47,15 @@ class RunRequest(BaseModel):
         default=None, description="a run id to compare with (a compare artifact and chart)"
     )
     label: str | None = Field(default=None, description="added to the flow run's name")
+    series: str | None = Field(
+        default=None,
+        pattern=SERIES_PATTERN,
+        description="the series of runs this one belongs to; default: the deployment's name, "
+        "[run] series, else the config's stem",
+    )
+    schedule: RunSchedule | None = Field(
+        default=None, description="set by the flow: the deployment and schedule that started it"
+    )
     replay: bool = Field(
         default=False,
         description="run with the settings this run id recorded (its config.json), not the "

@@ -72,7 +72,10 @@ def test_smoke_deployment_writes_results_and_artifacts(
     llm_scores = [s for s in _table(run_dir, "scores").to_pylist() if s["judge_kind"] == "llm"]
     assert len(llm_scores) == 6 and {s["status"] for s in llm_scores} == {"ok"}
     assert {s["judge"] for s in llm_scores} == {"fakeai:it-judge"}
-    assert _manifest(run_dir)["failed_question_ids"] == []
+    manifest = _manifest(run_dir)
+    assert manifest["failed_question_ids"] == []
+    assert (manifest["series"], manifest["schedule"]["deployment"]) == ("smoke", "smoke")
+    assert manifest["schedule"]["auto_scheduled"] is False  # started by hand
 
     # one reader call and one judge call per question, each with the key from the worker's env
     assert completed_run.llm_requests == 12
