@@ -36,10 +36,11 @@ from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.report.run_facts import wall_words
 from lme_bench.report.run_report import headline
+from lme_bench.results import series
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_moves, record_settings
 from lme_bench.results.run_folder import rerun_command
-from lme_bench.run import batch, cache_keys, series, steps, stopped
+from lme_bench.run import batch, cache_keys, steps, stopped
 from lme_bench.run.collect import AnswerJob, Done, IngestJob, Job, JudgeJob, RunCollector
 from lme_bench.run.failure_summary import failure_message
 from lme_bench.run.progress import RunProgress

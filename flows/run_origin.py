@@ -1,12 +1,12 @@
 """How this flow run was started: by a deployment (by hand or by its schedule) or in process;
-read from Prefect's run context for the run's series and manifest (lme_bench.run.series)."""
+read from Prefect's run context for the run's series and manifest (lme_bench.results.series)."""
 
 from __future__ import annotations
 
 from prefect.context import FlowRunContext
 from prefect.runtime import deployment
 
-from lme_bench.run.series import RunSchedule
+from lme_bench.results.series import RunSchedule
 
 
 def run_schedule() -> RunSchedule | None:

@@ -51,13 +51,13 @@ from lme_bench.results.readback import (
     read_scores,
 )
 from lme_bench.results.recorded_settings import recorded_moves
+from lme_bench.results.series import config_digest, series_name
 from lme_bench.results.summary import search_latency, summarize_retrieval
 from lme_bench.results.tables import retrieval_table, write_parquet
 from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow, has_evidence_turns
 from lme_bench.run.attribution import attribute_all
 from lme_bench.run.cache_keys import memory_scope
 from lme_bench.run.estimate import calls_models, estimate_run
-from lme_bench.run.series import config_digest, series_name
 from lme_bench.run.steps import RunPlan, bundled_sample, search_description, search_label
 
 __all__ = ["RunReport", "RunResults", "headline", "write_run"]

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lme_bench.config.run_section import Stage
 from lme_bench.config.settings import Settings, load_settings, replay_settings
-from lme_bench.run.series import SERIES_PATTERN, RunSchedule
+from lme_bench.results.series import SERIES_PATTERN, RunSchedule
 
 
 class RunRequest(BaseModel):

@@ -12,8 +12,8 @@ from lme_bench_flows import longmemeval as flow_module
 from lme_bench_flows import run_origin
 
 from lme_bench.config.settings import load_settings
+from lme_bench.results.series import RunSchedule, config_digest, manifest_series, series_name
 from lme_bench.run.request import RunRequest
-from lme_bench.run.series import RunSchedule, config_digest, manifest_series, series_name
 
 
 def _config(tmp_path: Path, body: str = "") -> Path:
