@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import httpx
 import yaml
 from prefect.blocks.core import Block
 from prefect.blocks.notifications import (
@@ -205,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     except BadInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except httpx.HTTPError as exc:
+        where = os.environ.get("PREFECT_API_URL", "the Prefect API")
+        print(f"error: {where}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
 """deployments/automations.yaml and its script without a server: the file is Prefect's
-automation form once its block is given by id, it covers every shipped deployment, and bad
-input (a malformed file, a missing or wrong webhook URL) is one error and exit status 2."""
+automation form once its block is given by id, it covers every shipped deployment, bad input
+(a malformed file, a missing or wrong webhook URL) is one error and exit status 2, and a server
+that does not answer one error and exit status 1."""
 
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from uuid import uuid4
@@ -14,7 +17,7 @@ import yaml
 from prefect.events.schemas.automations import AutomationCore, EventTrigger
 from prefect.events.schemas.events import ResourceSpecification
 
-from tests.integration.prefect_server import free_port
+from tests.integration.prefect_server import clean_environ, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "deployments" / "automation.py"
@@ -79,3 +82,18 @@ def test_the_block_takes_its_url_from_the_environment_and_never_prints_it(
     printed = capsys.readouterr()
     assert "LME_BENCH_NOTIFY_URL is not a teams webhook URL" in printed.err
     assert "very-secret-token" not in printed.out + printed.err
+
+
+def test_a_server_that_does_not_answer_is_one_error_naming_it() -> None:
+    api = f"http://127.0.0.1:{free_port()}/api"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT)],
+        env=clean_environ() | {"PREFECT_API_URL": api},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: {api}: ConnectError: ")
+    assert len(done.stderr.strip().splitlines()) == 1
