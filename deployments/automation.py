@@ -96,6 +96,9 @@ def resolved(client: SyncPrefectClient, data: dict[str, Any], path: Path) -> tup
     for key in ACTION_LISTS:
         actions = []
         for index, action in enumerate(data.get(key) or []):
+            if not isinstance(action, dict):  # left to the validation, which names it
+                actions.append(action)
+                continue
             action = dict(action)
             reference = str(action.get("block_document_id", ""))
             if action.get("type") in BLOCK_ACTIONS and reference and not _is_uuid(reference):
