@@ -5,6 +5,7 @@ instead of ten, as a user sets it with LME_QA__TOP_KE or a deployment's override
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from tests.faults.runs import ROOT, cli_env
 
 pytestmark = pytest.mark.slow  # real runs, each with its temporary Prefect server
 WEEKLY = ROOT / "configs" / "weekly.toml"
+DOCUMENTED = re.compile(r"scores QA ([\d.]+)% \((\d+) of 34\), and ([\d.]+)% \((\d+) of 34\)")
 
 
 def _weekly_run(tmp_path: Path, run_id: str, **env: str) -> tuple[dict[str, Any], Path]:
@@ -54,3 +56,10 @@ def test_the_weekly_run_scores_above_zero_and_a_worse_memory_setting_scores_lowe
     assert json.loads((worse_dir / "config.json").read_text())["settings"]["qa"]["top_ke"] == 1
     assert worse["overall"]["n"] == 34
     assert worse["overall"]["accuracy"] < first["overall"]["accuracy"]
+
+    told = DOCUMENTED.search(" ".join((ROOT / "docs" / "prefect.md").read_text().split()))
+    assert told, "docs/prefect.md gives the weekly run's figures"
+    shown = [(first["overall"]["correct"], first["overall"]["accuracy"]),
+             (worse["overall"]["correct"], worse["overall"]["accuracy"])]  # fmt: skip
+    documented = [(int(told[2]), float(told[1])), (int(told[4]), float(told[3]))]
+    assert [(n, round(100 * a, 1)) for n, a in shown] == documented
