@@ -11,6 +11,8 @@ fake:clumsy-tools a memory agent none of whose tool calls can be used: per messa
 fake:dont-know    answers every question with "I don't know." (a QA floor)
 fake:quote-memory answers with the first remembered entry it is shown (a QA stand-in)
 fake:match-judge  says yes when the response contains the gold answer (a judge stand-in)
+fake:extractive-reader, fake:lexical-judge  a reader and a judge that get questions right
+                  when the memory holds the answer (fake_extractive.py)
 fake:yes          answers "yes" (a judge that accepts everything)
 fake:unreliable-judge  as match-judge, but for three questions in ten (picked by a hash of the
                   question) replies with nothing, garbage or a refusal, and for one in ten
@@ -40,6 +42,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from lme_bench.metrics.answer_text import normalize
 from lme_bench.providers.fake import echo_last_message
+from lme_bench.providers.fake_extractive import extractive_reader, lexical_judge
 
 _ids = itertools.count()
 _OBSERVED = re.compile(
@@ -207,6 +210,8 @@ POLICIES: dict[str, Policy] = {
     "dont-know": dont_know,
     "quote-memory": quote_memory,
     "match-judge": match_judge,
+    "extractive-reader": extractive_reader,
+    "lexical-judge": lexical_judge,
     "yes": yes,
     "unreliable-judge": unreliable_judge,
     "rubric-judge": rubric_judge,
