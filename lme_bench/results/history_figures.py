@@ -104,23 +104,26 @@ def _qa(summary: dict[str, Any]) -> dict[str, Figure]:
 
 
 def _retrieval_values(run_dir: Path) -> dict[str, list[float]]:
-    """Per retrieval metric, the value of each question the official session average counts."""
+    """Per retrieval metric, the value of each question the official session average counts
+    (only the columns needed are read: a table's ranked ids are large)."""
     path = run_dir / "retrieval.parquet"
     if not path.is_file():
         return {}
-    from lme_bench.results.readback import read_retrieval  # pyarrow: only where there is a table
+    import pyarrow.parquet as pq  # only where there is a table
 
+    metrics = list(RETRIEVAL_METRICS.values())
     try:
-        rows = read_retrieval(path)
-    except Exception:  # an unreadable table: the figures stand without intervals
+        rows = pq.read_table(
+            path, columns=["granularity", "status", "is_abstention", *metrics]
+        ).to_pylist()
+    except Exception:  # an older or unreadable table: the figures stand without intervals
         return {}
     scored = [
-        r for r in rows if r.granularity == "session" and r.status == "ok" and not r.is_abstention
+        r
+        for r in rows
+        if r["granularity"] == "session" and r["status"] == "ok" and not r["is_abstention"]
     ]
-    return {
-        metric: [r.metrics[metric] for r in scored if metric in r.metrics]
-        for metric in RETRIEVAL_METRICS.values()
-    }
+    return {m: [float(r[m]) for r in scored if r[m] is not None] for m in metrics}
 
 
 def _retrieval(summary: dict[str, Any], run_dir: Path) -> dict[str, Figure]:
