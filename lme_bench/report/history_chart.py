@@ -228,6 +228,8 @@ def trend_svg(chart: TrendChart) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" role="img" '
         f'aria-label="{escape(chart.title)}">',
+        # its own white ground: readable on the UI's dark theme too
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
         f'<text x="{_LEFT}" y="18" font-size="14" font-weight="bold">{escape(chart.title)}</text>',
         *_axes(width, chart.percent),
     ]
