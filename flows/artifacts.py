@@ -163,3 +163,18 @@ def publish_comparison(baseline: str, report: RunReport, link_base: str | None =
     create_markdown_artifact(
         text, key="compare", description=f"run {report.run_id} against {baseline}"
     )
+
+
+def publish_history(report: RunReport, link_base: str | None = None) -> None:
+    """The trend of the run's series (lme_bench.report.history_artifact) as its
+    `history-<series>` artifact; history.html is written beside. Never fails the run."""
+    from lme_bench.report.history_artifact import history_artifact
+
+    try:
+        found = history_artifact(report.run_dir, link_base)
+    except Exception as exc:  # the history is a view of the results: it never fails the run
+        logging.getLogger(__name__).warning("history artifact not published: %s", exc)
+        return
+    create_markdown_artifact(
+        found.markdown, key=found.key, description=f"the series of run {report.run_id}"
+    )

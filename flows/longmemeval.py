@@ -356,6 +356,7 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     stopped.running(None)  # its summary is written: a stop from here on leaves it be
     if "report" in settings.stages:
         artifacts.publish_report(report, settings.run.link_base)
+        artifacts.publish_history(report, settings.run.link_base)
         if request.compare_to:
             artifacts.publish_comparison(request.compare_to, report, settings.run.link_base)
     done = len(refs) - len(report.failed)

@@ -190,8 +190,22 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--out", type=Path, help="output folder (default: RESULTS_DIR/compare)")
     compare.add_argument("--resamples", type=_positive, default=2000, help="bootstrap resamples")
     compare.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    _history_parser(commands)
     _judge_parser(commands)
     return parser
+
+
+def _history_parser(commands: Any) -> None:
+    history = commands.add_parser(
+        "history", help="a series' runs, newest first: settings changed, figures, cost, failures"
+    )
+    history.add_argument("series", nargs="?", help="the series (default: the folder's only one)")
+    history.add_argument("--results-dir", type=Path, default=Path("results"))
+    history.add_argument(
+        "--html",
+        action="store_true",
+        help="also write RESULTS_DIR/series/SERIES/history.html: a trend chart per figure",
+    )
 
 
 def _judge_parser(commands: Any) -> None:
@@ -532,6 +546,26 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _history(args: argparse.Namespace) -> int:
+    from lme_bench.report.history import history_markdown, overview_markdown
+    from lme_bench.report.history_html import write_history_html
+    from lme_bench.results.history import HistoryError, series_history, series_overview
+
+    try:
+        found = series_overview(args.results_dir)
+        if args.series is None and len(found) > 1:
+            print(overview_markdown(args.results_dir, found), end="")
+            return 0
+        history = series_history(args.results_dir, args.series)
+    except HistoryError as exc:
+        print(f"lme-bench: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(history_markdown(history), end="")
+    if args.html:
+        print(f"wrote: {write_history_html(history)}")
+    return 0
+
+
 def _judge_calibrate(args: argparse.Namespace) -> int:
     from lme_bench.config.settings import load_settings
     from lme_bench.judge.calibration.calibrate import calibrate
@@ -588,6 +622,8 @@ def main(argv: list[str] | None = None, flows: FlowLoader = _no_flow) -> int:
             return _memory_serve(args)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "history":
+            return _history(args)
         if args.command == "dataset":
             return _download(args)
         if args.command == "estimate":
