@@ -44,14 +44,18 @@ test-local-model: $(STAMP)
 run: $(STAMP)
 	$(BIN)/lme-bench run configs/default.toml
 
+# The tests run in one process per core (pytest-xdist), each test file whole in one of them
+# (its servers and fixtures shared as in a serial run); PARALLEL= runs them in this process.
+PARALLEL ?= -n auto --dist loadfile
+
 # The fast set: everything but the tests that start servers, run whole flows, a real Prefect
 # server or a real model (the slow, integration and realmodel markers).
 test: $(STAMP)
-	$(BIN)/pytest -q -rs -m "not slow and not integration and not realmodel"
+	$(BIN)/pytest -q -rs $(PARALLEL) -m "not slow and not integration and not realmodel"
 
 # Every test (what CI runs).
 test-all: $(STAMP)
-	$(BIN)/pytest -q -rs
+	$(BIN)/pytest -q -rs $(PARALLEL)
 
 # A Prefect server, a process worker and a file server of results/ on loopback, until Ctrl-C or
 # SIGTERM; then `make deploy`. SERVE_MAKE_PID: make passes SIGINT on to no recipe, so the script

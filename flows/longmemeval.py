@@ -73,8 +73,13 @@ def _run_name() -> str:
     given = flow_run.parameters.get("request") or {}
     try:
         request = given if isinstance(given, RunRequest) else RunRequest.model_validate(given)
-        run_id = _in_series(request).run_id
     except Exception:  # a bad request fails the run itself, with its own error
+        return "longmemeval (bad request)"
+    try:
+        run_id = _in_series(request).run_id
+    except Exception:  # a config it cannot read yet: the run says so itself
+        run_id = request.run_id
+    if run_id is None:
         return "longmemeval (bad request)"
     label = f" {request.label}" if request.label else ""
     return f"longmemeval {run_id}{label} ({request.config})"  # no [...]: the CLI reads markup

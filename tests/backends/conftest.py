@@ -4,6 +4,7 @@ start it over stdio."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -27,6 +28,14 @@ def server_script() -> Path:
     """The pinned server's entry script (skips without node and npm)."""
     folder = NPM_CACHE / f"server-memory-{VERSION}"
     script = folder / "node_modules" / PACKAGE / "dist" / "index.js"
+    NPM_CACHE.mkdir(parents=True, exist_ok=True)
+    # one install at a time: the suite's processes (pytest-xdist) may all ask at once
+    with (NPM_CACHE / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _installed(folder, script)
+
+
+def _installed(folder: Path, script: Path) -> Path:
     if not script.exists():
         npm, node = shutil.which("npm"), shutil.which("node")
         if npm is None or node is None:
