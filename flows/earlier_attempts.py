@@ -31,7 +31,7 @@ def drop_earlier_attempts_artifacts() -> int:
     if run_id is None:
         return 0
     only = ArtifactFilter(
-        flow_run_id=ArtifactFilterFlowRunId(any_=[run_id]),
+        flow_run_id=ArtifactFilterFlowRunId(any_=[UUID(run_id)]),
         type=ArtifactFilterType(not_any_=["result"]),  # results are Prefect's own records
     )
     deleted: set[UUID] = set()

@@ -1,12 +1,12 @@
 """The rows of the per-type tables as report.html shows them (words for names, percent, counts,
 intervals), in plain text: report.html escapes and marks them up, the UI's table artifacts
-take them as they are."""
+take them as they are (lme_bench/report/ui_markdown.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from lme_bench.report.labels import count, interval_text, label, metric_label, percent
+from lme_bench.report.labels import count, label, metric_label, percent
 from lme_bench.report.summary import SHOWN_METRICS, summary_table
 
 ACCURACY_HEADER = ("question type", "accuracy", "correct / judged", "95% interval")
@@ -28,14 +28,6 @@ def accuracy_cells(name: str, accuracy: dict[str, Any]) -> list[str]:
     is left to the caller: report.html marks its flag up)."""
     counts = f"{count(accuracy['correct'])} / {count(accuracy['n'])}"
     return [label(name), percent(accuracy["accuracy"]), counts]
-
-
-def accuracy_rows(judge: dict[str, Any]) -> list[list[str]]:
-    """A judge's rows under ACCURACY_HEADER, the interval with its flag in parentheses."""
-    return [
-        [*accuracy_cells(name, acc), interval_text(acc.get("ci95"), acc["n"])]
-        for name, acc in accuracy_groups(judge)
-    ]
 
 
 def metric_cell(value: float | None) -> str:

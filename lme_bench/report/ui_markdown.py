@@ -9,15 +9,15 @@ from urllib.parse import quote
 
 from lme_bench.report.cost import cost_markdown
 from lme_bench.report.figure_rows import (
-    ACCURACY_HEADER,
     RETRIEVAL_HEADER,
-    accuracy_rows,
+    accuracy_cells,
+    accuracy_groups,
     retrieval_rows,
 )
 from lme_bench.report.html_report import REPORT_NAME
-from lme_bench.report.labels import count
+from lme_bench.report.labels import count, interval_text
 from lme_bench.report.run_report import RunReport
-from lme_bench.report.summary import system_calls_words
+from lme_bench.report.summary import SHOWN_METRICS, system_calls_words
 from lme_bench.report.ui_tables import split_wide_tables
 from lme_bench.results.run_folder import rerun_command
 
@@ -37,24 +37,61 @@ RESULT_FILES = (
 )
 
 
+QA_TABLE_NOTE = (
+    "accuracy: percent, then (correct / judged); task-averaged: the mean of the per-type"
+    " accuracies; 95% interval: stratified bootstrap, flagged under 30 questions"
+)
+
+
 def qa_table(qa: dict[str, Any]) -> list[dict[str, str]]:
     """One row per judge and question type, then task-averaged, overall and abstention: the
-    official-rule figures as report.html shows them (columns in words, percent, intervals with
-    their flags), with each judge's count of questions left without a verdict."""
-    header = ("judge", *ACCURACY_HEADER, "without a verdict")
-    return [
-        dict(zip(header, (judge, *cells, count(found["not_judged"])), strict=True))
-        for judge, found in qa["judges"].items()
-        for cells in accuracy_rows(found)
-    ]
+    official-rule figures in report.html's words and formats (percent, correct of judged,
+    intervals with their flags), narrowed to fit the UI's page: accuracy and its counts in
+    one column, task-averaged under its short name (QA_TABLE_NOTE says what they are), each
+    judge's questions without a verdict in the description (`judges_words`)."""
+    rows = []
+    for judge, found in qa["judges"].items():
+        for name, accuracy in accuracy_groups(found):
+            row_name, shown, counts = accuracy_cells(name, accuracy)
+            rows.append(
+                {
+                    "judge": judge,
+                    "question type": name if name == "task-averaged" else row_name,
+                    "accuracy": f"{shown} ({counts})",
+                    "95% interval": interval_text(accuracy.get("ci95"), accuracy["n"]),
+                }
+            )
+    return rows
+
+
+def judges_words(qa: dict[str, Any]) -> str:
+    """ "judge openai:gpt-4o (2 questions without a verdict, left out)", one per judge."""
+    parts = []
+    for judge, found in qa["judges"].items():
+        n = found["not_judged"]
+        parts.append(
+            f"judge {judge} ({count(n)} question{'s' * (n != 1)} without a verdict, left out)"
+        )
+    return "; ".join(parts)
 
 
 def retrieval_table(summary: dict[str, Any], granularity: str) -> list[dict[str, str]]:
-    """The retrieval summary's rows of one granularity as report.html shows them."""
-    return [
-        dict(zip(RETRIEVAL_HEADER, cells, strict=True))
-        for cells in retrieval_rows(summary, granularity)
-    ]
+    """The retrieval summary's rows of one granularity in report.html's words and formats,
+    reshaped to fit the UI's page: a row per question type and k (at 5 first, then at 10),
+    a column per metric."""
+    header = RETRIEVAL_HEADER[:2]
+    by_k: dict[str, list[int]] = {}
+    for column, metric in enumerate(SHOWN_METRICS, start=len(header)):
+        by_k.setdefault(metric.partition("@")[2], []).append(column)
+    rows = retrieval_rows(summary, granularity)
+    table = []
+    for k, columns in by_k.items():
+        for cells in rows:
+            row = dict(zip(header, cells, strict=False)) | {"top k": k}
+            for column in columns:
+                row[RETRIEVAL_HEADER[column].removesuffix(f" @{k}")] = cells[column]
+            table.append(row)
+    return table
 
 
 def file_link(path: Path, results_dir: Path, link_base: str | None) -> str:

@@ -87,7 +87,10 @@ def test_smoke_deployment_writes_results_and_artifacts(
     assert retrieval_rows and all("question type" in row for row in retrieval_rows)
     qa_rows = json.loads(str(found["qa-scores"].data))
     overall = {r["judge"]: r for r in qa_rows if r["question type"] == "overall"}
-    assert overall["fakeai:it-judge"]["correct / judged"].endswith(" / 6")
+    assert overall["fakeai:it-judge"]["accuracy"].endswith(" / 6)")
+    assert "judge fakeai:it-judge (0 questions without a verdict" in str(
+        found["qa-scores"].description
+    )
     summary = found["run-summary"]
     assert summary.type == "markdown"
     for name in ("summary.md", "manifest.json", "retrieval.parquet", "scores.parquet"):

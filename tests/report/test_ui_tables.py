@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.report.labels import SMALL_SAMPLE
-from lme_bench.report.ui_markdown import qa_table, retrieval_table
+from lme_bench.report.ui_markdown import QA_TABLE_NOTE, judges_words, qa_table, retrieval_table
 from tests.html_report_data import JUDGE, write_sample_report
 
 
@@ -28,40 +28,43 @@ def _html_cells(cells: list[str]) -> str:
 def test_qa_scores_are_in_words_and_percent_as_in_report_html(tmp_path: Path) -> None:
     summary, page = _sample(tmp_path)
     rows = qa_table(summary["qa"])
-    assert list(rows[0]) == [
-        "judge",
-        "question type",
-        "accuracy",
-        "correct / judged",
-        "95% interval",
-        "without a verdict",
-    ]
+    assert list(rows[0]) == ["judge", "question type", "accuracy", "95% interval"]
+    assert {r["judge"] for r in rows} == {JUDGE}
     by_type = {r["question type"]: r for r in rows}
     overall = by_type["overall"]
-    assert overall["judge"] == JUDGE
-    assert overall["accuracy"] == "33.3%"  # 1 right of the 3 judged
-    assert overall["correct / judged"] == "1 / 3"
+    assert overall["accuracy"] == "33.3% (1 / 3)"  # 1 right of the 3 judged
     assert overall["95% interval"].endswith(f"({SMALL_SAMPLE}, n = 3)")
     assert "0.3333" not in str(rows)
-    assert {r["without a verdict"] for r in rows} == {"1"}  # the failed question
-    assert "task-averaged (mean of the per-type accuracies)" in by_type
-    for row in rows:
-        shown = [row["question type"], row["accuracy"], row["correct / judged"]]
-        assert _html_cells(shown) in page, row  # the same cells report.html shows
+    assert "task-averaged" in by_type  # its meaning is in the note
+    assert "task-averaged: the mean of the per-type accuracies" in QA_TABLE_NOTE
+    assert judges_words(summary["qa"]) == (
+        f"judge {JUDGE} (1 question without a verdict, left out)"  # the failed question
+    )
+    for row in rows:  # the same words and figures report.html shows
+        shown, counts = row["accuracy"].removesuffix(")").split(" (")
+        name = row["question type"]
+        if name != "task-averaged":
+            assert _html_cells([name, shown, counts]) in page, row
         assert escape(row["95% interval"].split(" (")[0]) in page
 
 
 def test_retrieval_summary_is_labelled_and_rounded_as_in_report_html(tmp_path: Path) -> None:
     summary, page = _sample(tmp_path)
     rows = retrieval_table(summary, "session")
-    assert list(rows[0])[:4] == [
+    assert list(rows[0]) == [
         "question type",
         "questions",
-        "recall, any evidence @5",
-        "recall, all evidence @5",
+        "top k",
+        "recall, any evidence",
+        "recall, all evidence",
+        "nDCG",
     ]
-    overall = next(r for r in rows if r["question type"] == "overall")
-    assert overall["recall, any evidence @5"] == "0.333"  # 1 of the 3 non-abstention questions
-    assert overall["questions"] == "3"
-    for row in rows:
-        assert "<tr>" + _html_cells(list(row.values())) + "</tr>" in page, row
+    overall = {r["top k"]: r for r in rows if r["question type"] == "overall"}
+    assert overall["5"]["recall, any evidence"] == "0.333"  # 1 of the 3 non-abstention ones
+    assert overall["5"]["questions"] == "3"
+    assert [r["top k"] for r in rows] == ["5"] * (len(rows) // 2) + ["10"] * (len(rows) // 2)
+    at_5, at_10 = rows[: len(rows) // 2], rows[len(rows) // 2 :]
+    for five, ten in zip(at_5, at_10, strict=True):  # report.html's row: the type, @5, @10
+        cells = [five["question type"], five["questions"]]
+        cells += [five[m] for m in list(five)[3:]] + [ten[m] for m in list(ten)[3:]]
+        assert "<tr>" + _html_cells(cells) + "</tr>" in page, (five, ten)
