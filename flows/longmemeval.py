@@ -20,6 +20,7 @@ from typing import Any, TypeVar, cast
 
 from lme_bench_flows import artifacts, run_origin, schedule
 from lme_bench_flows.batched_stages import answer_deferred, judge_deferred
+from lme_bench_flows.earlier_attempts import drop_earlier_attempts_artifacts
 from lme_bench_flows.scale_out import run_shards
 from lme_bench_flows.stopping import stopping_cleanly
 from lme_bench_tasks import benchmark as tasks
@@ -293,6 +294,7 @@ def _run_questions(
 def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
     request = request or RunRequest()
     _mask_secrets_in_logs()
+    drop_earlier_attempts_artifacts()  # a retry shows only its own progress and tables
     with _settled_garbage_collector():
         return _run_request(request)
 

@@ -17,6 +17,13 @@ from lme_bench.dataset.models import QUESTION_TYPES
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.report.beam import beam_table, beam_words
 from lme_bench.report.cost import cost_rows, own_calls_words
+from lme_bench.report.figure_rows import (
+    ACCURACY_HEADER,
+    RETRIEVAL_HEADER,
+    accuracy_cells,
+    accuracy_groups,
+    retrieval_rows,
+)
 from lme_bench.report.html_chart import Bar, bars_svg
 from lme_bench.report.html_memory import context_unchanged_text
 from lme_bench.report.html_questions import QuestionView, question_card, question_view
@@ -42,10 +49,8 @@ from lme_bench.report.provenance_check import name_check_line, unverified_text
 from lme_bench.report.qa import INTERVALS_NOTE
 from lme_bench.report.run_facts import run_facts
 from lme_bench.report.summary import (
-    SHOWN_METRICS,
     memory_facts,
     not_applicable_lines,
-    summary_table,
     system_calls_words,
 )
 from lme_bench.results.atomic import write_text_atomically
@@ -133,22 +138,12 @@ def _interval_cell(ci: Sequence[float] | None, n: int) -> str:
     return escape(text) + (f' <span class="flag">{escape(flag)}</span>' if flag else "")
 
 
-_ACCURACY_HEADER = ("question type", "accuracy", "correct / judged", "95% interval")
-
-
 def _accuracy_rows(judge: dict[str, Any]) -> list[list[str]]:
-    named = [
-        *judge["per_type"].items(),
-        ("task-averaged", judge["task_averaged"]),
-        ("overall", judge["overall"]),
-        ("abstention", judge["abstention"]),
+    return [
+        [escape(cell) for cell in accuracy_cells(name, acc)]
+        + [_interval_cell(acc.get("ci95"), acc["n"])]
+        for name, acc in accuracy_groups(judge)
     ]
-    rows = []
-    for name, acc in named:
-        counts = f"{count(acc['correct'])} / {count(acc['n'])}"
-        interval_cell = _interval_cell(acc.get("ci95"), acc["n"])
-        rows.append([escape(label(name)), percent(acc["accuracy"]), counts, interval_cell])
-    return rows
 
 
 def _qa_section(qa: dict[str, Any]) -> str:
@@ -170,7 +165,7 @@ def _qa_section(qa: dict[str, Any]) -> str:
         )
         parts += [
             f"<h3>{escape(kind)}: {escape(name)}</h3>",
-            _table(_ACCURACY_HEADER, _accuracy_rows(judge), numeric=(1, 2)),
+            _table(ACCURACY_HEADER, _accuracy_rows(judge), numeric=(1, 2)),
             f"<p>{escape('; '.join(notes))}. Attribution: {escape(causes) or 'none'}.</p>",
         ]
         profiled = qa.get("judge_profile")
@@ -235,13 +230,8 @@ def _retrieval_section(summary: dict[str, Any]) -> str:
         if not_applicable(part):
             parts.append("<p>No figures: retrieval is not applicable to any question.</p>")
             continue
-        rows = [
-            [escape(r["question_type"]), count(r["n"])]
-            + ["-" if r[m] is None else f"{r[m]:.3f}" for m in SHOWN_METRICS]
-            for r in summary_table(summary, granularity)
-        ]
-        header = ["question type", "questions", *(metric_label(m) for m in SHOWN_METRICS)]
-        parts.append(_table(header, rows))
+        rows = [[escape(c) for c in row] for row in retrieval_rows(summary, granularity)]
+        parts.append(_table(RETRIEVAL_HEADER, rows))
     parts.append(f"<p>{_code(summary['note'])}</p>")
     return "".join(parts)
 

@@ -8,10 +8,17 @@ from typing import Any
 from urllib.parse import quote
 
 from lme_bench.report.cost import cost_markdown
+from lme_bench.report.figure_rows import (
+    RETRIEVAL_HEADER,
+    accuracy_cells,
+    accuracy_groups,
+    retrieval_rows,
+)
 from lme_bench.report.html_report import REPORT_NAME
-from lme_bench.report.labels import count
+from lme_bench.report.labels import count, interval_text
 from lme_bench.report.run_report import RunReport
-from lme_bench.report.summary import summary_table, system_calls_words
+from lme_bench.report.summary import SHOWN_METRICS, system_calls_words
+from lme_bench.report.ui_tables import split_wide_tables
 from lme_bench.results.run_folder import rerun_command
 
 RESULT_FILES = (
@@ -30,43 +37,61 @@ RESULT_FILES = (
 )
 
 
-def qa_table(qa: dict[str, Any]) -> list[dict[str, Any]]:
+QA_TABLE_NOTE = (
+    "accuracy: percent, then (correct / judged); task-averaged: the mean of the per-type"
+    " accuracies; 95% interval: stratified bootstrap, flagged under 30 questions"
+)
+
+
+def qa_table(qa: dict[str, Any]) -> list[dict[str, str]]:
     """One row per judge and question type, then task-averaged, overall and abstention: the
-    official-rule figures, with each judge's count of questions left without a verdict."""
+    official-rule figures in report.html's words and formats (percent, correct of judged,
+    intervals with their flags), narrowed to fit the UI's page: accuracy and its counts in
+    one column, task-averaged under its short name (QA_TABLE_NOTE says what they are), each
+    judge's questions without a verdict in the description (`judges_words`)."""
     rows = []
     for judge, found in qa["judges"].items():
-        groups = [
-            *sorted(found["per_type"].items()),
-            ("task-averaged", found["task_averaged"]),
-            ("overall", found["overall"]),
-            ("abstention", found["abstention"]),
-        ]
-        for name, accuracy in groups:
-            low, high = accuracy.get("ci95") or (None, None)
+        for name, accuracy in accuracy_groups(found):
+            row_name, shown, counts = accuracy_cells(name, accuracy)
             rows.append(
                 {
                     "judge": judge,
-                    "question_type": name,
-                    "n": accuracy["n"],
-                    "accuracy": _rounded(accuracy["accuracy"]),
-                    "ci95_low": _rounded(low),
-                    "ci95_high": _rounded(high),
-                    "not_judged": found["not_judged"],
+                    "question type": name if name == "task-averaged" else row_name,
+                    "accuracy": f"{shown} ({counts})",
+                    "95% interval": interval_text(accuracy.get("ci95"), accuracy["n"]),
                 }
             )
     return rows
 
 
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
+def judges_words(qa: dict[str, Any]) -> str:
+    """ "judge openai:gpt-4o (2 questions without a verdict, left out)", one per judge."""
+    parts = []
+    for judge, found in qa["judges"].items():
+        n = found["not_judged"]
+        parts.append(
+            f"judge {judge} ({count(n)} question{'s' * (n != 1)} without a verdict, left out)"
+        )
+    return "; ".join(parts)
 
 
-def retrieval_table(summary: dict[str, Any], granularity: str) -> list[dict[str, Any]]:
-    """The retrieval summary's rows of one granularity, figures rounded to 4 places."""
-    return [
-        {k: _rounded(v) if isinstance(v, float) else v for k, v in row.items()}
-        for row in summary_table(summary, granularity)
-    ]
+def retrieval_table(summary: dict[str, Any], granularity: str) -> list[dict[str, str]]:
+    """The retrieval summary's rows of one granularity in report.html's words and formats,
+    reshaped to fit the UI's page: a row per question type and k (at 5 first, then at 10),
+    a column per metric."""
+    header = RETRIEVAL_HEADER[:2]
+    by_k: dict[str, list[int]] = {}
+    for column, metric in enumerate(SHOWN_METRICS, start=len(header)):
+        by_k.setdefault(metric.partition("@")[2], []).append(column)
+    rows = retrieval_rows(summary, granularity)
+    table = []
+    for k, columns in by_k.items():
+        for cells in rows:
+            row = dict(zip(header, cells, strict=False)) | {"top k": k}
+            for column in columns:
+                row[RETRIEVAL_HEADER[column].removesuffix(f" @{k}")] = cells[column]
+            table.append(row)
+    return table
 
 
 def file_link(path: Path, results_dir: Path, link_base: str | None) -> str:
@@ -100,7 +125,8 @@ def _cost_lines(summary: dict[str, Any]) -> list[str]:
 
 
 def report_markdown(report: RunReport, link_base: str | None = None) -> str:
-    """A link to report.html, the run's summary markdown, then cost and links to every file
+    """A link to report.html, the run's summary markdown (wide tables split to fit the UI's
+    page), then cost and links to every file
     the run wrote (under `link_base` when set, see `file_link`)."""
     names = [n for n in RESULT_FILES if (report.run_dir / n).is_file()]
     names += sorted(p.name for p in report.run_dir.glob("hypotheses.jsonl.eval-results-*"))
@@ -122,7 +148,7 @@ def report_markdown(report: RunReport, link_base: str | None = None) -> str:
             "retrieved turns; filters for wrong answers, failed questions, one type.",
             "",
         ]
-    parts += [report.markdown.rstrip(), ""]
+    parts += [split_wide_tables(report.markdown.rstrip()), ""]
     cost = _cost_lines(report.summary)
     if cost:
         parts += ["## Cost", "", *cost, ""]
@@ -143,13 +169,14 @@ def compare_markdown(
     markdown: str, paths: list[Path], results_dir: Path | None = None, link_base: str | None = None
 ) -> str:
     """A comparison for the UI: its chart inline (a data URI, so no file server is needed),
-    the report, and links to its files (under `link_base` when set, see `file_link`)."""
+    the report (wide tables split to fit the UI's page), and links to its files (under
+    `link_base` when set, see `file_link`)."""
     png = next((p for p in paths if p.suffix == ".png"), None)
     parts = []
     if png is not None:
         data = base64.b64encode(png.read_bytes()).decode()
         parts += [f"![the comparison chart, both runs](data:image/png;base64,{data})", ""]
-    parts += [markdown.rstrip(), "", "## Files", ""]
+    parts += [split_wide_tables(markdown.rstrip()), "", "## Files", ""]
     base = link_base if results_dir is not None else None
     parts += [f"- [{p.name}]({file_link(p, results_dir or p.parent, base)})" for p in paths]
     return "\n".join(parts) + "\n"

@@ -128,8 +128,8 @@ def test_ui_artifacts_progress_scores_links_and_comparison(
     assert "5 of 5 questions done" in (progress.description or "")
     scores = _artifacts_of_last_run("qa-scores")
     rows = scores.data if isinstance(scores.data, list) else json.loads(scores.data)
-    assert {r["question_type"] for r in rows} >= {"overall", "task-averaged"}
-    assert all(0.0 <= (r["accuracy"] or 0.0) <= 1.0 for r in rows)
+    assert {r["question type"] for r in rows} >= {"overall", "task-averaged"}
+    assert all(re.fullmatch(r"\d{1,3}\.\d% \(\d+ / \d+\)", r["accuracy"]) for r in rows)
     summary = _artifacts_of_last_run("run-summary").data
     assert "## Result files" in summary
     assert "(http://127.0.0.1:4201/change/scores.parquet)" in summary  # under [run] link_base

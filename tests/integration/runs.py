@@ -19,6 +19,7 @@ from prefect.client.orchestration import SyncPrefectClient, get_client
 from prefect.client.schemas.filters import (
     ArtifactFilter,
     ArtifactFilterFlowRunId,
+    ArtifactFilterType,
     FlowRunFilter,
     FlowRunFilterId,
 )
@@ -188,3 +189,15 @@ def artifacts(stack: PrefectStack, run: UUID) -> dict[str, Artifact]:
         if artifact.key:
             by_key[artifact.key] = artifact
     return by_key
+
+
+def artifact_list(stack: PrefectStack, run: UUID) -> list[Artifact]:
+    """Every artifact the server holds for the flow run but Prefect's result records, each
+    version of a key included: what the run's Artifacts tab lists (its query), oldest first."""
+    only = ArtifactFilter(
+        flow_run_id=ArtifactFilterFlowRunId(any_=[run]),
+        type=ArtifactFilterType(not_any_=["result"]),
+    )
+    with api_client(stack) as client:
+        found = client.read_artifacts(artifact_filter=only)
+    return sorted(found, key=lambda a: a.created or 0)

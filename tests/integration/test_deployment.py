@@ -87,10 +87,13 @@ def test_smoke_deployment_writes_results_and_artifacts(
     assert {"retrieval-summary", "qa-scores", "run-summary", "question-progress"} <= set(found)
     assert found["retrieval-summary"].type == "table"
     retrieval_rows = json.loads(str(found["retrieval-summary"].data))
-    assert retrieval_rows and all("question_type" in row for row in retrieval_rows)
+    assert retrieval_rows and all("question type" in row for row in retrieval_rows)
     qa_rows = json.loads(str(found["qa-scores"].data))
-    overall = {r["judge"]: r for r in qa_rows if r["question_type"] == "overall"}
-    assert overall["fakeai:it-judge"]["n"] == 6
+    overall = {r["judge"]: r for r in qa_rows if r["question type"] == "overall"}
+    assert overall["fakeai:it-judge"]["accuracy"].endswith(" / 6)")
+    assert "judge fakeai:it-judge (0 questions without a verdict" in str(
+        found["qa-scores"].description
+    )
     summary = found["run-summary"]
     assert summary.type == "markdown"
     for name in ("summary.md", "manifest.json", "retrieval.parquet", "scores.parquet"):

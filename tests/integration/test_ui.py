@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.chromium import find_chromium, in_ci, png_size, render
+from tests.integration.chromium import png_size, render, require_chromium
 from tests.integration.prefect_server import PrefectStack
 from tests.integration.runs import CompletedRun, artifacts, read_flow_run
 
@@ -24,15 +24,7 @@ Page = Callable[[str, str], tuple[str, Path]]
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    found = find_chromium()
-    if found is None:
-        if in_ci():
-            pytest.fail(
-                "CI is set but chromium is not installed: .ci/run installs the Debian packages "
-                "chromium and fonts-dejavu-core when it runs as root"
-            )
-        pytest.skip("chromium is not installed (Debian: apt-get install chromium)")
-    return found
+    return require_chromium()
 
 
 @pytest.fixture

@@ -10,9 +10,7 @@ import pytest
 
 from lme_bench.config.settings import ConfigError, load_settings
 from lme_bench.report.run_report import RunReport
-from lme_bench.report.ui_markdown import compare_markdown, report_markdown, retrieval_table
-from lme_bench.results.summary import summarize_retrieval
-from lme_bench.retrieval.official_ids import RetrievalRow
+from lme_bench.report.ui_markdown import compare_markdown, report_markdown
 
 BASE = "http://127.0.0.1:4201/"
 
@@ -64,15 +62,6 @@ def test_link_base_comes_from_the_environment_and_must_be_a_url_folder(
     monkeypatch.setenv("LME_RUN__LINK_BASE", "127.0.0.1:4201")
     with pytest.raises(ConfigError, match="link_base"):
         load_settings(None)
-
-
-def test_the_retrieval_table_is_rounded() -> None:
-    rows = [
-        RetrievalRow(q, "multi-session", False, "session", [], {"recall_any@5": float(q == "a")}, 1)
-        for q in ("a", "b", "c")
-    ]
-    table = retrieval_table(summarize_retrieval(rows), "session")
-    assert [r["recall_any@5"] for r in table] == [0.3333, 0.3333, 0.3333]
 
 
 def test_benchmark_exports_are_linked(tmp_path: Path) -> None:
