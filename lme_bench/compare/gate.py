@@ -2,7 +2,8 @@
 to the run (B), and which of them fell.
 
 A figure fell when its paired 95% interval (lme_bench.compare.paired, as the comparison holds
-it) lies wholly below zero and its drop is at least `min_drop` points. A figure the two runs do
+it) lies wholly below zero and its drop is at least `min_drop` points; an interval with no
+spread never counts. A figure the two runs do
 not both have (a run not judged, no retrieval table) is listed as not measured, never as fallen.
 """
 
@@ -61,10 +62,15 @@ def _paired(comparison: Comparison, name: str) -> PairedDelta | None:
 
 
 def fell(paired: PairedDelta, min_drop: float) -> bool:
-    """The rule: the interval wholly below zero and a drop of at least `min_drop` points."""
+    """The rule: the interval wholly below zero and a drop of at least `min_drop` points. An
+    interval with no spread (every resample gave the same change, as with one question per
+    type; its ends equal to 0.1 point) says nothing of the uncertainty: it never counts."""
     if paired.delta is None or paired.ci95 is None:
         return False
-    return paired.ci95[1] < 0 and -100 * paired.delta >= min_drop - 1e-9
+    low, high = paired.ci95
+    if high - low < 0.0005:
+        return False
+    return high < 0 and -100 * paired.delta >= min_drop - 1e-9
 
 
 def check_regression(comparison: Comparison, watch: Sequence[str], min_drop: float) -> GateVerdict:

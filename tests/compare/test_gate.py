@@ -19,6 +19,7 @@ def test_a_figure_falls_only_when_the_interval_is_below_zero_and_the_drop_big_en
     assert fell(_change(-0.015, -0.02, -0.01), 1.5)
     assert not fell(_change(0.05, 0.01, 0.09), 0.0)  # a rise
     assert not fell(PairedDelta(0, None, None, None, None), 0.0)  # not measured
+    assert not fell(_change(-0.2, -0.2, -0.2), 2.0)  # no spread: one question per type
 
 
 def test_the_verdict_line_names_what_fell_by_how_much_with_its_interval_and_baseline() -> None:
