@@ -191,12 +191,15 @@ def test_a_worse_reader_fails_the_run_with_what_fell_after_writing_everything(
     html = (run_dir / "report.html").read_text()
     assert html.index('id="baseline"') < html.index('id="headline"')
     assert "<b>Regressed</b>" in html
-    assert series["week-3 logs"][-1].startswith("regressed: QA overall")
+    logs = series["week-3 logs"]
+    last = max(i for i, line in enumerate(logs) if "questions done" in line)  # the flow's own
+    assert logs[last].startswith("regressed: QA overall"), logs
+    assert all("RunRegressed: regressed: QA overall" in line for line in logs[last + 1 :])
     assert any("regressed: QA overall" in a for a in series["artifacts"][str(flow_run.id)])
 
 
 def _compare(results: Path, a: str, b: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "lme_bench_flows.command", "compare", a, b]
+    command = [str(Path(sys.executable).with_name("lme-bench")), "compare", a, b]
     return subprocess.run(
         [*command, "--results-dir", str(results), "--fail-on-regression", "--resamples", "500"],
         capture_output=True,
