@@ -542,8 +542,10 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from lme_bench.config.settings import load_settings
     from lme_bench.report.compare import compare_runs
 
+    gate = load_settings(args.config).regression if args.fail_on_regression else None
     output = compare_runs(
         args.run_a,
         args.run_b,
@@ -556,19 +558,17 @@ def _compare(args: argparse.Namespace) -> int:
     )
     print(output.markdown)
     print("wrote: " + ", ".join(str(p) for p in output.paths))
-    if args.fail_on_regression:
-        return _regression_gate(args, output.comparison)
+    if gate is not None:
+        return _regression_gate(gate, output.comparison)
     return 0
 
 
-def _regression_gate(args: argparse.Namespace, comparison: Any) -> int:
-    """The verdict of [regression] (the config's, else the defaults and LME_REGRESSION__*) on
-    B against A, as the last line; 3 when a watched figure fell."""
+def _regression_gate(gate: Any, comparison: Any) -> int:
+    """The verdict of `gate` ([regression] of --config, else the defaults and
+    LME_REGRESSION__*) on B against A, as the last line; 3 when a watched figure fell."""
     from lme_bench.compare.gate import check_regression
-    from lme_bench.config.settings import load_settings
     from lme_bench.report.regression import regression_message
 
-    gate = load_settings(args.config).regression
     verdict = check_regression(comparison, gate.watch, gate.min_drop)
     print(f"lme-bench: {regression_message(verdict)}", file=sys.stderr)
     return EXIT_REGRESSED if verdict.regressed else 0

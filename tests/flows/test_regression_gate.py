@@ -224,3 +224,24 @@ def test_compare_fails_on_regression_with_exit_3_through_the_command(
     assert "no regression vs week-1" in same.stderr
     missing = _compare(results, "week-1", "no-such-run")
     assert missing.returncode == 2 and "no-such-run" in missing.stderr
+
+
+def test_compare_applies_the_regression_settings_of_the_config_it_is_given(
+    series: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    compare = ["compare", "week-2", "week-3", "--results-dir", str(series["results"])]
+    compare += ["--fail-on-regression", "--resamples", "500", "--out", str(tmp_path)]
+    lenient = tmp_path / "lenient.toml"
+    lenient.write_text("[regression]\nmin_drop = 95\n")  # the drop is smaller than that
+    assert cli.main([*compare, "--config", str(lenient)]) == 0
+    assert "no regression vs week-2: QA overall \u2212" in capsys.readouterr().err
+    retrieval_only = tmp_path / "retrieval.toml"
+    retrieval_only.write_text('[regression]\nwatch = ["retrieval.session.recall_all@5"]\n')
+    assert cli.main([*compare, "--config", str(retrieval_only)]) == 0
+    misspelt = tmp_path / "misspelt.toml"
+    misspelt.write_text('[regression]\nwatch = ["qa.overal"]\n')
+    for written in tmp_path.glob("compare-*"):
+        written.unlink()
+    assert cli.main([*compare, "--config", str(misspelt)]) == 2
+    assert "'qa.overal'" in capsys.readouterr().err
+    assert not list(tmp_path.glob("compare-*"))  # refused before anything is written
