@@ -6,6 +6,7 @@ import contextvars
 import logging
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import cast
 from uuid import UUID
 
@@ -151,21 +152,23 @@ def publish_report(report: RunReport, link_base: str | None = None) -> None:
 
 
 def publish_comparison(baseline: str, report: RunReport, link_base: str | None = None) -> None:
-    """Compare the run with `baseline` (a run id in the same results folder), as an artifact;
-    a comparison that cannot be made is reported there, it does not fail the run."""
-    from lme_bench.report.compare import CompareError, compare_runs
-
-    results_dir = report.run_dir.parent
-    try:
-        output = compare_runs(
-            baseline, report.run_id, results_dir=results_dir, out=report.run_dir / "compare"
-        )
-    except CompareError as exc:
-        text = f"# No comparison with {baseline}\n\n{exc}\n"
+    """The run against `baseline` (a run id in the same results folder, or "previous") as the
+    run compared it (its summary's `baseline` record, lme_bench.run.baseline), as an artifact;
+    a comparison that could not be made, or a first run with no baseline yet, is said there."""
+    record = report.summary.get("baseline") or {}
+    against = record.get("run_id") or baseline
+    paths = [Path(p) for p in record.get("files") or []]
+    markdown = next((p for p in paths if p.suffix == ".md"), None)
+    if record.get("status") == "no_baseline":
+        text = f"# No baseline yet\n\n{record['message']}\n"
+    elif markdown is None or not markdown.is_file():
+        text = f"# No comparison with {against}\n\n{record.get('message', 'not compared')}\n"
     else:
-        text = compare_markdown(output.markdown, output.paths, results_dir, link_base)
+        results_dir = report.run_dir.parent
+        text = compare_markdown(markdown.read_text(encoding="utf-8"), paths, results_dir, link_base)
+        text = f"**{record['message']}**\n\n{text}"
     create_markdown_artifact(
-        text, key="compare", description=f"run {report.run_id} against {baseline}"
+        text, key="compare", description=f"run {report.run_id} against {against}"
     )
 
 

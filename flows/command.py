@@ -16,14 +16,14 @@ def load_flow() -> cli.Flow:
     from lme_bench_flows import early_server
 
     server = early_server.start()  # before Prefect is imported: it comes up meanwhile
-    from lme_bench_flows.longmemeval import RunFailures, run_longmemeval
+    from lme_bench_flows.longmemeval import RunFailures, RunRegressed, run_longmemeval
 
     def run(request: Any) -> dict[str, Any]:
         with server.serving():
             result: dict[str, Any] = run_longmemeval(request)
         return result
 
-    return cli.Flow(run=run, failures=RunFailures, warm_up=server.warm_up)
+    return cli.Flow(run=run, failures=RunFailures, regressed=RunRegressed, warm_up=server.warm_up)
 
 
 def main(argv: list[str] | None = None) -> int:

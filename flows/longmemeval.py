@@ -61,6 +61,20 @@ class RunFailures(RuntimeError):
     """Raised after the results are written when some questions failed."""
 
 
+class RunRegressed(RuntimeError):
+    """Raised after the report and its artifacts are published when a watched figure fell
+    against the baseline ([regression]): the message says what fell, by how much, with its
+    interval, and the baseline."""
+
+
+def _gate_words(report: Any) -> tuple[str, str | None]:
+    """The baseline's line that leads the run's last log line ("" without `compare_to`), and
+    the regression it failed on, if any (lme_bench.run.baseline)."""
+    record = report.summary.get("baseline") or {}
+    line = record.get("message") or ""
+    return (f"{line}; " if line else ""), line if record.get("status") == "regressed" else None
+
+
 def run_longmemeval(request: RunRequest) -> dict[str, Any]:
     """Run the flow in this process (what `lme-bench run` calls); SIGTERM or Ctrl-C stops it,
     its temporary Prefect server and its other child processes."""
@@ -367,8 +381,10 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
         if request.compare_to:
             artifacts.publish_comparison(request.compare_to, report, settings.run.link_base)
     done = len(refs) - len(report.failed)
+    lead, regressed = _gate_words(report)
     get_run_logger().info(
-        "%d of %d questions done (%d failed) in %s; %s; results: %s",
+        "%s%d of %d questions done (%d failed) in %s; %s; results: %s",
+        lead,
         done,
         len(refs),
         len(report.failed),
@@ -379,9 +395,11 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     if report.failed:
         failures = failure_message(report.failed, results.failed, collector.failed_stage)
         raise RunFailures(
-            f"{failures}; results written to {report.run_dir};"
+            f"{lead}{failures}; results written to {report.run_dir};"
             f" `{rerun_command(report.run_id, report.run_dir.parent)}` redoes them"
         )
+    if regressed:
+        raise RunRegressed(f"{regressed}; results written to {report.run_dir}")
     return {
         "run_id": report.run_id,
         "run_dir": str(report.run_dir),

@@ -22,6 +22,7 @@ from lme_bench.results.run_folder import RerunError
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
+EXIT_REGRESSED = 3  # a watched figure fell against the baseline ([regression])
 
 
 def _id_list(text: str) -> list[str]:
@@ -67,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--results-dir", type=Path, help="folder that holds run folders")
     run.add_argument("--questions", type=_id_list, help="only these question ids: ID,ID,…")
     run.add_argument("--limit", type=_positive, help="only the first N questions")
+    run.add_argument(
+        "--compare-to",
+        metavar="RUN_ID|previous",
+        help="compare with this run, or the previous completed run of the series; exits 3 when"
+        " a figure [regression] watches fell",
+    )
     run.add_argument("-v", "--verbose", action="store_true", help="log every task run's state")
 
     rerun = commands.add_parser(
@@ -190,6 +197,14 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--out", type=Path, help="output folder (default: RESULTS_DIR/compare)")
     compare.add_argument("--resamples", type=_positive, default=2000, help="bootstrap resamples")
     compare.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    compare.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 3 when a figure [regression] watches fell from A to B",
+    )
+    compare.add_argument(
+        "--config", type=Path, help="TOML config whose [regression] applies (default: defaults)"
+    )
     _history_parser(commands)
     _judge_parser(commands)
     return parser
@@ -315,6 +330,7 @@ def _run(args: argparse.Namespace, flows: FlowLoader) -> int:
         results_dir=str(args.results_dir) if args.results_dir else None,
         questions=args.questions,
         limit=args.limit,
+        compare_to=args.compare_to,
     )
     return _start(request, flows, args.verbose)
 
@@ -395,12 +411,17 @@ class Flow:
 
     run: Callable[[Any], dict[str, Any]]
     failures: type[Exception]
+    regressed: type[Exception] | None = None  # a run whose watched figures fell: exit 3
     # Starts, given the request, what the run needs in the background while the dataset is
     # checked (the temporary Prefect server); returns ready(ok): wait for it, or stop it.
     warm_up: Callable[[Any], Callable[[bool], None]] = lambda request: lambda ok: None
 
 
 FlowLoader = Callable[[], Flow]
+
+
+class _NeverRaised(Exception):
+    """Stands for a flow's regression exception where the flow has none."""
 
 
 def _no_flow() -> Flow:
@@ -440,14 +461,20 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
         ready(False)
         raise
     ready(True)
-    _quiet_tracebacks(ResultsWriteError, flow.failures)
+    _quiet_tracebacks(ResultsWriteError, flow.failures, *filter(None, [flow.regressed]))
     terminal = [*logging.getLogger().handlers, *logging.getLogger("prefect").handlers]
     show_tracebacks_once(terminal)
     if not verbose:  # task runs' state lines; failures (warnings and errors) still show
         logging.getLogger("prefect.task_runs").setLevel(logging.WARNING)
         tell_at_the_end(terminal)  # what stops the run is printed once, below
+    regressed = flow.regressed or _NeverRaised
     try:
         result = flow.run(request)
+    except regressed as exc:  # every file written; the summary leads with what fell
+        print((plan.run_dir / "summary.md").read_text())
+        print(f"results: {plan.run_dir}", flush=True)
+        print(f"lme-bench: {exc}", file=sys.stderr)
+        return EXIT_REGRESSED
     except ResultsWriteError as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)
         return EXIT_RUN_FAILED
@@ -529,8 +556,10 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from lme_bench.config.settings import load_settings
     from lme_bench.report.compare import compare_runs
 
+    gate = load_settings(args.config).regression if args.fail_on_regression else None
     output = compare_runs(
         args.run_a,
         args.run_b,
@@ -543,6 +572,8 @@ def _compare(args: argparse.Namespace) -> int:
     )
     print(output.markdown)
     print("wrote: " + ", ".join(str(p) for p in output.paths))
+    if gate is not None:
+        return _regression_gate(gate, output.comparison)
     return 0
 
 
@@ -564,6 +595,17 @@ def _history(args: argparse.Namespace) -> int:
     if args.html:
         print(f"wrote: {write_history_html(history)}")
     return 0
+
+
+def _regression_gate(gate: Any, comparison: Any) -> int:
+    """The verdict of `gate` ([regression] of --config, else the defaults and
+    LME_REGRESSION__*) on B against A, as the last line; 3 when a watched figure fell."""
+    from lme_bench.compare.gate import check_regression
+    from lme_bench.report.regression import regression_message
+
+    verdict = check_regression(comparison, gate.watch, gate.min_drop)
+    print(f"lme-bench: {regression_message(verdict)}", file=sys.stderr)
+    return EXIT_REGRESSED if verdict.regressed else 0
 
 
 def _judge_calibrate(args: argparse.Namespace) -> int:

@@ -32,6 +32,7 @@ from lme_bench.benchmarks.registry import unknown_benchmark
 from lme_bench.config.backend_names import unknown_backend
 from lme_bench.config.legacy_memory_keys import move_legacy_keys
 from lme_bench.config.mcp_section import McpSettings as McpSettings
+from lme_bench.config.regression_section import RegressionSettings
 from lme_bench.config.run_section import STAGES, CacheSettings, LimitSettings, RunSettings, Stage
 
 _toml_data: ContextVar[dict[str, Any]] = ContextVar("lme_toml_data", default={})  # noqa: B039
@@ -320,6 +321,7 @@ class Settings(BaseSettings):
     )
     models: ModelsSettings = ModelsSettings()
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    regression: RegressionSettings = RegressionSettings()
 
     @property
     def stages(self) -> tuple[Stage, ...]:

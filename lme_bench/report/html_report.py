@@ -47,6 +47,7 @@ from lme_bench.report.locomo import official_words as locomo_words
 from lme_bench.report.locomo import table as locomo_table
 from lme_bench.report.provenance_check import name_check_line, unverified_text
 from lme_bench.report.qa import INTERVALS_NOTE
+from lme_bench.report.regression import baseline_html
 from lme_bench.report.run_facts import run_facts
 from lme_bench.report.summary import (
     memory_facts,
@@ -364,6 +365,7 @@ def render_report(
     lead = summary.get("headline")
     body = [
         f"<h1>{escape(title)}</h1>",
+        baseline_html(summary.get("baseline")),  # a regression first
         banner,
         f'<p id="headline"><b>Headline</b>: {escape(lead)}.</p>' if lead else "",
         _about(summary, views, primary),

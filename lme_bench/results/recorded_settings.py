@@ -42,6 +42,7 @@ FREE_KEYS = (
     "qa.batch_poll_s",
     "judge.batch",
     "judge.batch_poll_s",
+    "regression",  # when a run counts as regressed against its baseline: no result changes
 )
 # A stage set of judging alone (no ingest, retrieval or answer) may ask for a new judge.
 JUDGE_KEYS = ("judge", "models.judge")

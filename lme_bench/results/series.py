@@ -20,9 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from lme_bench.config.settings import Settings
 
 SERIES_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
-# Settings that change no result (where results go, how much runs at once, prices) are left
-# out of the config digest, so two runs of one config in other folders share it.
-_UNDIGESTED = ("run", "limits", "cache", "prices")
+# Settings that change no result (where results go, how much runs at once, prices, when a
+# run counts as regressed) are left out of the config digest, so two runs of one config in
+# other folders share it.
+_UNDIGESTED = ("run", "limits", "cache", "prices", "regression")
 
 
 class RunSchedule(BaseModel):

@@ -97,9 +97,26 @@ def series_runs(results_dir: Path, series: str | None = None) -> list[SeriesRun]
 def previous_run(results_dir: Path, run: SeriesRun) -> SeriesRun | None:
     """The latest completed run of `run`'s series on the same benchmark and dataset file,
     started before it: the run it is compared with by default."""
-    for earlier in series_runs(results_dir, run.series):
-        if earlier.run_id == run.run_id or (earlier.started_at or "") >= (run.started_at or ""):
+    return latest_before(
+        results_dir, run.series, (run.benchmark, run.dataset_sha256), run.run_id, run.started_at
+    )
+
+
+def latest_before(
+    results_dir: Path,
+    series: str,
+    ground: tuple[str | None, str | None],
+    run_id: str,
+    started_at: str | None,
+) -> SeriesRun | None:
+    """The latest completed run of `series` on `ground` (benchmark, dataset sha256) other than
+    `run_id`, started before `started_at` (any time when None): "the previous run" of a run
+    whose own folder is still being written (it has no manifest yet, or one from before)."""
+    for earlier in series_runs(results_dir, series):
+        if earlier.run_id == run_id:
             continue
-        if earlier.completed and earlier.same_ground(run):
+        if started_at is not None and (earlier.started_at or "") >= started_at:
+            continue
+        if earlier.completed and (earlier.benchmark, earlier.dataset_sha256) == ground:
             return earlier
     return None

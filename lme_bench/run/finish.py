@@ -21,6 +21,7 @@ from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.report.beam import beam_report
 from lme_bench.report.locomo import locomo_report
+from lme_bench.report.regression import with_baseline
 from lme_bench.report.run_report import (
     RunReport,
     headline,
@@ -56,6 +57,7 @@ from lme_bench.results.summary import search_latency, summarize_retrieval
 from lme_bench.results.tables import retrieval_table, write_parquet
 from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow, has_evidence_turns
 from lme_bench.run.attribution import attribute_all
+from lme_bench.run.baseline import against_baseline, choose_baseline
 from lme_bench.run.cache_keys import memory_scope
 from lme_bench.run.estimate import calls_models, estimate_run
 from lme_bench.run.steps import RunPlan, bundled_sample, search_description, search_label
@@ -256,6 +258,15 @@ def write_run(
     summary["headline"] = headline(summary)  # accuracy, search latency, context tokens
     markdown = with_headline(markdown, summary["headline"])
     excerpts = record_excerpts(run_dir, _excerpts(results.outcomes, refs))
+    series = plan.request.get("series") or series_name(settings, plan.request.get("config"))
+    benchmarks = ", ".join(sorted({r.benchmark for r in refs})) or plan.benchmark
+    compare_to = plan.request.get("compare_to")
+    if compare_to and "report" in settings.stages:
+        ground = (benchmarks, prepared.sha256)
+        chosen = choose_baseline(run_dir, compare_to, series, ground, started_at.isoformat())
+        write_summary(run_dir, markdown, summary)  # this run as compare reads it
+        summary["baseline"] = against_baseline(run_dir, settings, chosen)
+        markdown = with_baseline(markdown, summary["baseline"])
     if "report" in settings.stages:
         hypotheses_read = (
             results.hypotheses
@@ -273,9 +284,9 @@ def write_run(
         write_summary(run_dir, markdown, summary)
     manifest = build_manifest(
         run_id=run_id,
-        series=plan.request.get("series") or series_name(settings, plan.request.get("config")),
+        series=series,
         schedule=plan.request.get("schedule"),
-        benchmark=", ".join(sorted({r.benchmark for r in refs})) or plan.benchmark,
+        benchmark=benchmarks,
         config_digest=config_digest(settings),
         request=plan.request,
         stages=list(settings.stages),

@@ -44,7 +44,10 @@ class RunRequest(BaseModel):
         default=None, description="deployment that runs each shard, e.g. longmemeval/shard"
     )
     compare_to: str | None = Field(
-        default=None, description="a run id to compare with (a compare artifact and chart)"
+        default=None,
+        description='a run id to compare with, or "previous": the latest completed run of the'
+        " series on the same benchmark and dataset file (a compare artifact and chart; a"
+        " regression by [regression] fails the run)",
     )
     label: str | None = Field(default=None, description="added to the flow run's name")
     series: str | None = Field(

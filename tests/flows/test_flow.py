@@ -135,7 +135,9 @@ def test_ui_artifacts_progress_scores_links_and_comparison(
     assert "(http://127.0.0.1:4201/change/scores.parquet)" in summary  # under [run] link_base
     assert "file://" not in summary
     comparison = _artifacts_of_last_run("compare").data
-    assert comparison.startswith("![the comparison chart")
+    verdict, rest = comparison.split("\n\n", 1)  # the regression gate's, then the comparison
+    assert verdict.startswith("**no regression vs base")
+    assert rest.startswith("![the comparison chart")
     assert "data:image/png;base64," in comparison
     assert "(http://127.0.0.1:4201/change/compare/" in comparison
     assert (tmp_path / "change" / "compare").is_dir()

@@ -56,3 +56,19 @@ def test_the_previous_run_is_the_latest_completed_one_on_the_same_questions(
     assert found is not None and found.run_id == "w1"
     first = read_series_run(tmp_path / "w1")
     assert first is not None and previous_run(tmp_path, first) is None
+
+
+def test_the_previous_run_of_a_run_still_being_written_is_the_latest_before_it(
+    tmp_path: Path,
+) -> None:
+    from lme_bench.results.series_runs import latest_before
+
+    _run(tmp_path, "w1", "2026-11-16T03:00:00+00:00")
+    _run(tmp_path, "w2", "2026-11-23T03:00:00+00:00", failed_question_ids=["q1"])
+    _run(tmp_path, "w4", "2026-12-07T03:00:00+00:00")  # started after it
+    (tmp_path / "w3").mkdir()  # the run being written: no manifest yet
+    ground = ("longmemeval", "aa")
+    found = latest_before(tmp_path, "weekly", ground, "w3", "2026-11-30T03:00:00+00:00")
+    assert found is not None and found.run_id == "w1"  # w2 failed questions
+    assert latest_before(tmp_path, "weekly", ("longmemeval", "bb"), "w3", None) is None
+    assert latest_before(tmp_path, "nightly", ground, "w3", None) is None
