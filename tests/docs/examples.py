@@ -8,12 +8,17 @@ when its tables are settings sections.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# What a run in a scratch folder needs from the repository (the commands name them relatively).
+LINKED = [".venv", "configs", "docs", "Makefile", "lme_bench"]
+# Keys stay out of the examples that run: they must need none.
+KEY_VARIABLES = ("OPENAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE")
 
 _MARKER = re.compile(r"<!--\s*example:\s*(run|slow|skip)(?::\s*(.*?))?\s*-->")
 _FENCE = re.compile(r"^```(\w*)\s*$")
@@ -64,3 +69,23 @@ def examples(path: Path) -> list[Example]:
 
 def all_examples(language: str) -> list[Example]:
     return [e for path in DOC_FILES for e in examples(path) if e.language == language]
+
+
+def scratch_folder(folder: Path) -> dict[str, str]:
+    """Make `folder` a place to run the examples in, as in a clone: the repository's parts
+    linked, make's set-up done. Returns their environment: no keys, no Prefect server (each
+    run starts its own temporary one)."""
+    for name in LINKED:
+        (folder / name).symlink_to(ROOT / name)
+    # The set-up is done: make's stamp stays newer than these copies of what it is made from,
+    # so `make` reinstalls nothing.
+    stamp = ROOT / ".venv" / ".installed"
+    for name in ("pyproject.toml", "constraints.txt"):
+        copy = folder / name
+        copy.write_bytes((ROOT / name).read_bytes())
+        if stamp.exists():
+            older = stamp.stat().st_mtime - 1
+            os.utime(copy, (older, older))
+    env = {k: v for k, v in os.environ.items() if k not in KEY_VARIABLES}
+    env.pop("PREFECT_API_URL", None)
+    return env

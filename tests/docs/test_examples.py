@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tomllib
 from pathlib import Path
@@ -11,14 +10,10 @@ from typing import Any
 import pytest
 
 from lme_bench.config.settings import Settings, load_settings
-from tests.docs.examples import ROOT, Example, all_examples, examples
+from tests.docs.examples import Example, all_examples, examples, scratch_folder
 
 BASH = all_examples("bash")
 TOML = all_examples("toml")
-# What a run in a scratch folder needs from the repository (the commands name them relatively).
-LINKED = [".venv", "configs", "docs", "Makefile", "lme_bench"]
-# Keys stay out of the examples that run: they must need none.
-KEY_VARIABLES = ("OPENAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE")
 
 
 def _params(blocks: list[Example], running: bool = False) -> list[Any]:
@@ -62,19 +57,7 @@ def test_every_shell_example_is_marked(block: Example) -> None:
 
 @pytest.mark.parametrize("block", _params([b for b in BASH if b.marker], running=True))
 def test_shell_example_runs(block: Example, tmp_path: Path) -> None:
-    for name in LINKED:
-        (tmp_path / name).symlink_to(ROOT / name)
-    # The set-up is done: make's stamp stays newer than these copies of what it is made from,
-    # so `make` reinstalls nothing.
-    stamp = ROOT / ".venv" / ".installed"
-    for name in ("pyproject.toml", "constraints.txt"):
-        copy = tmp_path / name
-        copy.write_bytes((ROOT / name).read_bytes())
-        if stamp.exists():
-            older = stamp.stat().st_mtime - 1
-            os.utime(copy, (older, older))
-    env = {k: v for k, v in os.environ.items() if k not in KEY_VARIABLES}
-    env.pop("PREFECT_API_URL", None)  # each run starts its own temporary server
+    env = scratch_folder(tmp_path)
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", block.text],
         cwd=tmp_path,
