@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +33,8 @@ from tests.providers.fake_openai_server import FakeOpenAI
 KEY_ENV = "IT_FAKE_LLM_API_KEY"  # set in the worker's environment only
 KEY_VALUE = "it-fake-llm-key-0123456789"
 DEPLOYMENT = "longmemeval/smoke"
+READER = "it-reader"
+WORSE_READER = "it-worse-reader"  # a config naming it answers worse (Replies)
 STAGE_PREFIXES = ("ingest ", "retrieval ", "answer ", "judge ")
 
 
@@ -67,9 +70,16 @@ def prompt_text(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _question(prompt: str) -> str:
+    """The question a reader's prompt asks (its `Question:` line)."""
+    return prompt.split("Question: ", 1)[-1].split("\n", 1)[0].strip()
+
+
 class Replies:
     """The fake's reply to every request: "yes" (as the answer and as the verdict), or a
-    permanent HTTP 400 when the prompt holds one of the `failing` texts."""
+    permanent HTTP 400 when the prompt holds one of the `failing` texts. The reader
+    `WORSE_READER` answers "no" to about half of the questions (those whose text hashes odd),
+    and the judge finds a "no" wrong."""
 
     def __init__(self) -> None:
         self.failing: set[str] = set()
@@ -78,6 +88,10 @@ class Replies:
         text = prompt_text(body)
         if any(f in text for f in self.failing):
             return {"status": 400, "message": "the fake rejects this prompt"}
+        if body.get("model") == WORSE_READER and zlib.crc32(_question(text).encode()) % 2:
+            return {"content": "no"}
+        if "\nModel response: no\n" in text:  # the judge's prompt (lme_bench/judge/prompts)
+            return {"content": "no"}
         return {"content": "yes"}
 
 
@@ -85,10 +99,11 @@ def requests_since(fake: FakeOpenAI, start: int) -> list[dict[str, Any]]:
     return list(fake.requests[start:])
 
 
-def write_config(folder: Path, base_url: str) -> Path:
-    """Embedded memory, raw ingestion, QA and judge on the fake; everything under `folder`."""
+def write_config(folder: Path, base_url: str, reader: str = READER, name: str = "it.toml") -> Path:
+    """Embedded memory, raw ingestion, QA (by `reader`) and judge on the fake; everything
+    under `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "it.toml"
+    path = folder / name
     path.write_text(
         f"""[memory]
 backend = "embedded"
@@ -101,7 +116,7 @@ vault = "it-vault"
 mode = "raw"
 
 [models]
-qa = "fakeai:it-reader"
+qa = "fakeai:{reader}"
 judge = "fakeai:it-judge"
 retry_attempts = 2
 

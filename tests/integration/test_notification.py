@@ -1,8 +1,8 @@
 """The failure notification of deployments/automations.yaml on a real Prefect server: `make
 deploy` creates it from the project's file (and says how to make the block it needs while that
-is missing), a run of the smoke deployment that fails and one that crashes each send a message
-through a custom webhook block to a loopback receiver, with the run's name, state message and
-link."""
+is missing), a run of the smoke deployment that regressed against the previous run of its
+series (a worse reader) and one that crashes each send a message through a custom webhook block
+to a loopback receiver, with the run's name, state message and link."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ import pytest
 from tests.integration.prefect_server import BIN, ROOT, PrefectStack
 from tests.integration.runs import (
     DEPLOYMENT,
+    WORSE_READER,
+    FakeLlm,
     api_client,
-    deployment_run,
-    flow_run_id,
     read_flow_run,
     wait_for_attempt,
     write_config,
@@ -46,6 +46,10 @@ VENV = Path(sys.executable).parent.parent
 # Prefect's triggers and actions services react to a state's event within seconds; the bound
 # is for a busy machine.
 MESSAGE_TIMEOUT_S = 90.0
+RUN_TIMEOUT_S = 240.0  # a run of the series, on a busy machine
+# The worse reader answers 4 of the first 8 questions wrongly: a drop of 50 points whose paired
+# interval lies below zero (a resample of 8 pairs all unchanged is rarer than 1 in 40).
+LIMIT = 8
 
 
 @pytest.fixture
@@ -137,24 +141,31 @@ def _assert_message(message: Received, stack: PrefectStack, run: UUID, state: st
     assert message.headers["content-type"] == "application/json"
 
 
-def test_failed_and_crashed_runs_send_a_message_through_the_webhook_block(
-    prefect: PrefectStack, receiver: Receiver, clean_server: None, tmp_path: Path
-) -> None:
-    assert _automation_services_enabled(prefect)
-    env = prefect.env | {URL_ENV: receiver.url}
+def _start(stack: PrefectStack, request: dict[str, object]) -> UUID:
+    """A run of the smoke deployment with these parameters, not waited for (what `prefect
+    deployment run` asks of the API, without starting a CLI process)."""
+    with api_client(stack) as client:
+        deployment = client.read_deployment_by_name(DEPLOYMENT)
+        return client.create_flow_run_from_deployment(
+            deployment.id, parameters={"request": request}
+        ).id
 
+
+def _set_up_the_notification(stack: PrefectStack, receiver: Receiver) -> None:
+    """The block, then `make deploy` with its automation, checked step by step."""
+    env = stack.env | {URL_ENV: receiver.url}
     # No block yet: the automation is left out, the way to make the block is told, rc 0.
     without = _automation_step(env)
     assert without.returncode == 0, without.stderr
     assert f"no notification block {BLOCK!r}" in without.stdout
     assert "deployments/automation.py block slack" in without.stdout
-    with api_client(prefect) as client:
+    with api_client(stack) as client:
         assert client.read_automations_by_name(AUTOMATION) == []
 
     made = _automation_step(env, "block", "url")
     assert made.returncode == 0, made.stderr
     assert receiver.url not in made.stdout + made.stderr
-    with api_client(prefect) as client:
+    with api_client(stack) as client:
         block = client.read_block_document_by_name(BLOCK, "custom-webhook", include_secrets=False)
     assert block.id is not None
     assert receiver.url not in json.dumps(block.data, default=str)  # kept as a secret value
@@ -165,37 +176,54 @@ def test_failed_and_crashed_runs_send_a_message_through_the_webhook_block(
     again = _automation_step(env)
     assert again.returncode == 0, again.stderr
     assert f"automation {AUTOMATION!r}: updated" in again.stdout
-    with api_client(prefect) as client:
+    with api_client(stack) as client:
         (automation,) = client.read_automations_by_name(AUTOMATION)
     assert [str(a.block_document_id) for a in automation.actions] == [str(block.id)]  # type: ignore[union-attr]
 
-    # A run whose reader refuses every prompt ends Failed; one stuck in its reader is killed.
-    with (
-        serve([{"status": 400, "message": "the reader refuses"}]) as (refusing, _),
-        serve([{"content": "x", "behaviour": Behaviour(fault="stall")}]) as (stalling, stuck),
-    ):
+
+def test_regressed_and_crashed_runs_send_a_message_through_the_webhook_block(
+    prefect: PrefectStack,
+    fake_llm: FakeLlm,
+    receiver: Receiver,
+    clean_server: None,
+    tmp_path: Path,
+) -> None:
+    assert _automation_services_enabled(prefect)
+    with serve([{"content": "x", "behaviour": Behaviour(fault="stall")}]) as (stalling, stuck):
+        # While the notification is set up: a run that gets stuck in its reader (killed once
+        # the automation is there), and the first run of the series "smoke" (the deployment's
+        # name), which has no baseline yet and completes.
         crash_config = write_config(tmp_path / "crash", stalling)
-        request = {"config": str(crash_config), "run_id": "notify-crash", "limit": 1}
-        started = prefect.prefect(
-            "deployment", "run", DEPLOYMENT, "--params", json.dumps({"request": request})
+        crashing = _start(
+            prefect, {"config": str(crash_config), "run_id": "notify-crash", "limit": 1}
         )
-        assert started.returncode == 0, started.stdout + started.stderr
-        crashing = flow_run_id(started.stdout)
+        good = write_config(tmp_path / "series", fake_llm.base_url)
+        request = {"config": str(good), "run_id": "notify-1", "limit": LIMIT}
+        request |= {"compare_to": "previous"}
+        first = _start(prefect, request)
 
-        fail_config = write_config(tmp_path / "fail", refusing)
-        failed = deployment_run(prefect, fail_config, "notify-fail", limit=1)
-        assert failed.returncode != 0 and "Failed" in failed.stdout, failed.stdout
-        failing = flow_run_id(failed.stdout)
-        _assert_message(
-            receiver.wait_for(_about(failing), MESSAGE_TIMEOUT_S), prefect, failing, "Failed"
-        )
+        _set_up_the_notification(prefect, receiver)
 
+        finished = wait_for_attempt(prefect, first, attempt=1, timeout=RUN_TIMEOUT_S)
+        assert finished.state is not None and finished.state.is_completed(), finished.state
         wait_until(lambda: len(stuck.requests) > 0, 120, "the crashing run to call its reader")
         processes = _flow_run_processes(crashing)
         assert processes, "no process of the crashing flow run"
         for pid in processes:
             with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+        # The second run of the series, with a worse reader, against the first: regressed.
+        worse = write_config(tmp_path / "series", fake_llm.base_url, WORSE_READER, "worse.toml")
+        regressed = _start(prefect, request | {"config": str(worse), "run_id": "notify-2"})
+        ended = wait_for_attempt(prefect, regressed, attempt=1, timeout=RUN_TIMEOUT_S)
+        assert ended.state is not None and ended.state.is_failed(), ended.state
+        message = receiver.wait_for(_about(regressed), MESSAGE_TIMEOUT_S)
+        _assert_message(message, prefect, regressed, "Failed")
+        state_line = message.body["body"].splitlines()[1]
+        assert state_line.startswith("regressed: QA overall \u2212"), state_line
+        assert " vs notify-1; " in state_line, state_line
+
         wait_for_attempt(prefect, crashing, attempt=1, timeout=60)
         _assert_message(
             receiver.wait_for(_about(crashing), MESSAGE_TIMEOUT_S), prefect, crashing, "Crashed"
