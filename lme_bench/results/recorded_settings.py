@@ -198,6 +198,8 @@ def record_settings(run_dir: Path, settings: Settings, request: dict[str, Any]) 
     a provider endpoint changed since is recorded as a move."""
     path = run_dir / CONFIG_FILE
     moves = _moves(_read(path), settings)
+    # how this invocation was started changes with every one: the manifest's, not the run's
+    request = {key: value for key, value in request.items() if key != "schedule"}
     data: dict[str, Any] = {"request": request, "settings": settings.redacted()}
     _write(path, data | ({"moves": moves} if moves else {}))
 

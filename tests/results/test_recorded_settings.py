@@ -152,6 +152,9 @@ def test_recording_the_same_settings_again_writes_nothing(
     monkeypatch.setattr(recorded_settings, "write_text_atomically", counted)
     record_settings(run_dir, _settings(tmp_path), {"config": str(CONFIG)})
     assert writes == []  # a full or read-only disk fails at the run's first table, not here
+    started = {"flow_run_id": "another-invocation", "scheduled_start": "2026-12-07T03:00:00"}
+    record_settings(run_dir, _settings(tmp_path), {"config": str(CONFIG), "schedule": started})
+    assert writes == []  # how this invocation started is the manifest's, not the run's
     record_settings(run_dir, _settings(tmp_path, **{"qa.top_ke": 5}), {"config": str(CONFIG)})
     assert writes == [run_dir / "config.json"]
     assert json.loads(writes[0].read_text())["settings"]["qa"]["top_ke"] == 5
