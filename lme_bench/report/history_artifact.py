@@ -1,8 +1,8 @@
 """The Prefect UI's `history-<series>` artifact of a run: its series' trend charts (inline SVG
 data URIs, which the UI's Markdown renders as images, so no file server is needed), a link to
-history.html, and the runs' table, each run linking its report.html (under `[run] link_base`
-when set, file:// otherwise). history.html is written beside, as `lme-bench history --html`
-writes it."""
+history.html, and the runs' table (split to fit the artifact page), each run linking its
+report.html (under `[run] link_base` when set, file:// otherwise). history.html is written
+beside, as `lme-bench history --html` writes it."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from lme_bench.report.history import artifact_key, history_markdown, trend_chart
 from lme_bench.report.history_chart import trend_svg
 from lme_bench.report.history_html import write_history_html
 from lme_bench.report.ui_markdown import file_link
+from lme_bench.report.ui_tables import split_wide_tables
 from lme_bench.results.history import HistoryRow, series_history
 from lme_bench.results.series_runs import read_series_run
 
@@ -47,5 +48,5 @@ def history_artifact(run_dir: Path, link_base: str | None = None) -> HistoryArti
     ]
     for chart in trend_charts(history):
         parts += [_svg_image(f"trend of {chart.title}", trend_svg(chart)), ""]
-    parts.append(history_markdown(history, link))
+    parts.append(split_wide_tables(history_markdown(history, link)))
     return HistoryArtifact(artifact_key(history.series), "\n".join(parts), page)

@@ -191,13 +191,19 @@ def _axes(width: int, percent: bool) -> list[str]:
     return parts
 
 
+def _short_id(run_id: str, most: int = 20) -> str:
+    """A run id that fits its slot: whole, or its end after an ellipsis (the date is the
+    label above it)."""
+    return run_id if len(run_id) <= most else "\u2026" + run_id[-(most - 1) :]
+
+
 def _x_labels(chart: TrendChart) -> list[str]:
     base = _y(0.0)
     return [
         f'<text x="{_x(i):.1f}" y="{base + 16:.1f}" text-anchor="middle" font-size="10">'
         f"{escape(p.label)}</text>"
         f'<text x="{_x(i):.1f}" y="{base + 29:.1f}" text-anchor="middle" font-size="9" '
-        f'fill="#555555">{escape(p.run_id[-18:])}</text>'
+        f'fill="#555555">{escape(_short_id(p.run_id))}</text>'
         for i, p in enumerate(chart.points)
     ]
 

@@ -19,6 +19,7 @@ CELL_PAD_PX = 24
 
 _DELIMITER = re.compile(r"^\|(\s*:?-+:?\s*\|)+\s*$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
 def cells(line: str) -> list[str]:
@@ -28,8 +29,10 @@ def cells(line: str) -> list[str]:
 
 
 def _shown_length(cell: str) -> int:
-    """The characters a cell shows: Markdown's code marks and escapes are not drawn."""
-    return len(cell.replace("\\|", "|").replace("`", ""))
+    """The characters a cell shows: Markdown's code marks, escapes and a link's target are
+    not drawn."""
+    shown = _LINK.sub(r"\1", cell)
+    return len(shown.replace("\\|", "|").replace("`", ""))
 
 
 def column_px(column: Sequence[str]) -> float:

@@ -17,6 +17,8 @@ from prefect import get_client
 from prefect.testing.utilities import prefect_test_harness
 
 from lme_bench import cli
+from lme_bench.report.ui_tables import PAGE_PX, column_px
+from lme_bench.report.ui_tables import cells as table_cells
 from lme_bench.run.request import RunRequest
 
 pytestmark = pytest.mark.slow  # runs the whole flow three times
@@ -142,3 +144,11 @@ def test_every_run_publishes_the_series_history_artifact(series: tuple[Path, lis
     page = (results / "series" / "Weekly.Demo" / "history.html").resolve().as_uri()
     assert f"[history.html]({page})" in latest
     assert list(_rows(str(artifacts[0].data))) == ["w1"]  # the first run's: itself alone
+    tables = latest.split("| run |")[1:]  # wider than the artifact's page: split
+    assert len(tables) >= 2
+    for table in tables:
+        lines = [line for line in ("| run |" + table).split("\n") if line.startswith("|")]
+        columns = zip(
+            *(table_cells(line) for line in lines if not line.startswith("|-")), strict=True
+        )
+        assert sum(column_px(column) for column in columns) <= PAGE_PX

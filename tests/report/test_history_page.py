@@ -105,3 +105,11 @@ def test_the_page_has_a_point_per_run_links_and_breaks_saying_why(tmp_path: Path
     assert '<a href="../../r4/report.html">r4</a>' in table
     assert "<b>judge openai:gpt-4o -&gt; openai:gpt-5</b>" in table
     assert "60.0% [40.0%, 70.0%]" in table and "$0.0123" in table
+
+
+def test_a_long_run_id_is_shown_by_its_end_under_its_point() -> None:
+    from lme_bench.report.history_chart import _short_id
+
+    assert _short_id("run-20261202-023259") == "run-20261202-023259"  # fits: whole
+    shown = _short_id("run-20261202-023259-1f2e3d4c")
+    assert len(shown) == 20 and shown.startswith("\u2026") and shown.endswith("023259-1f2e3d4c")

@@ -65,3 +65,13 @@ def test_columns_are_packed_beside_the_key_up_to_the_page_width() -> None:
     parts = _tables(split_wide_tables(markdown + "\n| r | 1 | 2 | 3 | 4 |"))
     assert [p[0][0] for p in parts] == ["k"] * 4  # 60 characters a column: one beside the key
     assert [p[1] for p in parts] == [["r", "1"], ["r", "2"], ["r", "3"], ["r", "4"]]
+
+
+def test_a_link_is_as_wide_as_its_text_not_its_target() -> None:
+    target = "file:///a/results/folder/that/is/long/run-20261207-030000/report.html"
+    header = "| run | QA overall | QA task-averaged | session recall_all@5 |"
+    row = f"| [run-20261207-030000]({target}) | 14.7% [3.0%, 26.5%] | 13.5% | 0.759 |"
+    table = "\n".join([header, "|---|---|---|---|", row])
+    assert split_wide_tables(table) == table  # what it shows fits, whatever its target
+    shown = table.replace("[run-20261207-030000]", "[" + "run-20261207-030000 " * 3 + "]")
+    assert split_wide_tables(shown).count("| run") == 2  # what it shows is too wide: split
