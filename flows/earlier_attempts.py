@@ -28,7 +28,7 @@ def drop_earlier_attempts_artifacts() -> int:
     """Delete this flow run's artifacts, called as an attempt starts (before it publishes
     any); how many were deleted. A failure is logged, never fails the run."""
     run_id = flow_run.get_id()
-    if run_id is None:
+    if run_id is None or flow_run.get_run_count() <= 1:  # a first attempt: none to remove
         return 0
     only = ArtifactFilter(
         flow_run_id=ArtifactFilterFlowRunId(any_=[UUID(run_id)]),
