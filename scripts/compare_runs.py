@@ -66,7 +66,11 @@ MANIFEST_SKIPPED = frozenset(
         "packages",
     }
 )
-MANIFEST_SKIPPED_PATHS = frozenset({"dataset.path"})
+MANIFEST_SKIPPED_PATHS = frozenset(
+    {"dataset.path", "schedule.flow_run_id", "schedule.scheduled_start"}
+)
+# Timing leaves of summary.json: search latencies in seconds, and the headline's durations.
+TIMING_PATH = re.compile(r"^search_latency\.\w+_s$")
 CONFIG_SKIPPED_PATHS = frozenset({"run.id", "run.results_dir"})
 MAX_EXAMPLES = 5
 MAX_WORDING_LINES = 40
@@ -233,6 +237,7 @@ def compare_figures(
             path: leaf
             for path, leaf in flattened(document)
             if path not in skipped_paths
+            and not TIMING_PATH.match(path)
             and not is_ignored(re.split(r"[.\[]", path)[-1].rstrip("]"), extra)
         }
 
@@ -242,7 +247,10 @@ def compare_figures(
     if removed := [path for path in base_leaves if path not in new_leaves]:
         section.notes.append(f"removed (base only): {', '.join(removed)}")
     for path, base_leaf in base_leaves.items():
-        if path in new_leaves and not same(base_leaf, new_leaves[path], tolerance):
+        new_leaf = new_leaves.get(path)
+        if isinstance(base_leaf, str) and isinstance(new_leaf, str):
+            base_leaf, new_leaf = masked(base_leaf), masked(new_leaf)
+        if path in new_leaves and not same(base_leaf, new_leaf, tolerance):
             section.differences.append(
                 f"{path}: base {shown(base_leaf)} | new {shown(new_leaves[path])}"
             )
@@ -298,6 +306,13 @@ def compare_table_figures(
         lines = [f"+ {label}: {shown(list(figures))}" for label, figures in new_rows[j1:j2]]
         (section.differences if operation == "replace" else section.notes).extend(lines)
     return section
+
+
+def masked(text: str) -> str:
+    """`text` with its times, ids and durations masked."""
+    for pattern, mask in _MASKS:
+        text = pattern.sub(mask, text)
+    return text
 
 
 def masked_lines(text: str, run_id: str) -> list[str]:
