@@ -67,10 +67,11 @@ MANIFEST_SKIPPED = frozenset(
     }
 )
 MANIFEST_SKIPPED_PATHS = frozenset(
-    {"dataset.path", "schedule.flow_run_id", "schedule.scheduled_start"}
+    {"dataset.path", "code_version", "schedule.flow_run_id", "schedule.scheduled_start"}
 )
-# Timing leaves of summary.json: search latencies in seconds, and the headline's durations.
-TIMING_PATH = re.compile(r"^search_latency\.\w+_s$")
+# Timing leaves of summary.json: search latencies in seconds and how many searches waited, and
+# the headline's durations.
+TIMING_PATH = re.compile(r"^search_latency\.(\w+_s|waited)$")
 CONFIG_SKIPPED_PATHS = frozenset({"run.id", "run.results_dir"})
 MAX_EXAMPLES = 5
 MAX_WORDING_LINES = 40
