@@ -14,6 +14,11 @@ through `scoring_of`, never by the benchmark's name. Each hook left out has a de
   `"module:attribute"` naming one (imported when first needed, so a scorer may live in a
   package above this one). Its rows carry a `score`, no yes/no label, and stay out of the
   run's verdict accuracy (summary.json `qa`). Default: none, the LLM judge above.
+- `score_answer(question, response) -> bool`: a rule of the benchmark's own that decides the
+  verdict, calling no model (exact match, a multiple-choice letter): the judge stage writes one
+  row for it (judge `rule:<name>`, kind `rule`) in place of the LLM judges and the fallback,
+  and it counts in the run's accuracy as a judge's verdicts do. The cache key holds a digest
+  of its source, so a changed rule scores again. Default: none.
 - `judge_cache_part(question_type, prompt_sha256) -> Any`: what the judge stage's cache key
   holds for a question beyond the run's judge settings (LoCoMo: the prompt its category is
   judged with). An own judge's part is its `cache_part`. Default: nothing.
@@ -32,6 +37,8 @@ the packages whose layers allow them, lme_bench.judge and lme_bench.report).
 from __future__ import annotations
 
 import functools
+import hashlib
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,6 +162,7 @@ class BenchmarkScoring:
     name: str
     judge_input: Callable[[JudgedQuestion], JudgeInput | None]
     own_judge: OwnJudge | None
+    score_answer: Callable[[JudgedQuestion, str], bool] | None
     judge_cache_part: Callable[[str, Callable[[str], str]], Any] | None
     run_figures: Callable[[FiguresInput], RunFigures | None] | None
     longmemeval_averages: bool
@@ -193,7 +201,17 @@ def scoring_of(name: str, configured: str | None = None) -> BenchmarkScoring:
         name=name,
         judge_input=_resolved(hook("judge_input", generic_judge_input)),
         own_judge=_resolved(hook("own_judge", None)),
+        score_answer=_resolved(hook("score_answer", None)),
         judge_cache_part=_resolved(hook("judge_cache_part", None)),
         run_figures=_resolved(hook("run_figures", None)),
         longmemeval_averages=bool(hook("longmemeval_averages", False)),
     )
+
+
+def rule_digest(rule: Callable[..., Any]) -> str:
+    """sha256 of a rule's source (its qualified name where the source cannot be read)."""
+    try:
+        text = inspect.getsource(rule)
+    except (OSError, TypeError):
+        text = getattr(rule, "__qualname__", repr(rule))
+    return hashlib.sha256(text.encode()).hexdigest()

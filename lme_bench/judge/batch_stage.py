@@ -120,7 +120,8 @@ def plan_calls(items: Sequence[JudgeItem], settings: Settings) -> list[PlannedCa
     for item in items:
         if item.hypothesis.status != "ok" or item.hypothesis.hypothesis is None:
             continue
-        if benchmark_scoring(item.ref.benchmark, settings).own_judge is not None:
+        scoring = benchmark_scoring(item.ref.benchmark, settings)
+        if scoring.own_judge is not None or scoring.score_answer is not None:
             continue  # its own scorer, no LLM verdict (lme_bench.judge.stage.judge_question)
         instance = item.ref.load()
         for spec, judge in zip(specs, judges(settings), strict=True):

@@ -14,6 +14,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.family_requests import judge_request
 from lme_bench.judge.judge_input import benchmark_scoring, prompted_input
 from lme_bench.judge.prompts import JudgePrompt, judge_prompts
+from lme_bench.judge.rule_scorer import rule_row
 from lme_bench.judge.runner import LlmJudge, fallback_row
 from lme_bench.providers.calls import ChatCall
 from lme_bench.providers.factory import ModelSpec, parse_model, retry_policy
@@ -57,6 +58,8 @@ async def judge_question(
         rows: list[ScoreRow] = await scoring.own_judge.score(ref, hypothesis, settings)
         return rows
     instance = ref.load()
+    if scoring.score_answer is not None:  # the benchmark's own rule: no model called
+        return [rule_row(ref, scoring.score_answer, instance, hypothesis.hypothesis)]
     given = prompted_input(ref.benchmark, instance, judge_prompts(settings.judge), settings)
     if given is None:  # the benchmark asks no LLM verdict of this question
         return []

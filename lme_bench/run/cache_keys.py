@@ -96,12 +96,15 @@ def _benchmark_judging(ref: QuestionRef, settings: Settings) -> tuple[bool, Any]
     """What the question's benchmark adds to its judge key (lme_bench.benchmarks.scoring_hooks):
     its own scorer's part, or its `judge_cache_part` (LoCoMo: the prompt its category is judged
     with and what stands for its correct answer); (False, None) when it adds nothing."""
+    from lme_bench.benchmarks.scoring_hooks import rule_digest
     from lme_bench.judge.judge_input import benchmark_scoring, prompt_sha256
     from lme_bench.judge.prompts import judge_prompts
 
     scoring = benchmark_scoring(ref.benchmark, settings)
     if scoring.own_judge is not None:
         return True, scoring.own_judge.cache_part(settings)
+    if scoring.score_answer is not None:
+        return True, {"rule": rule_digest(scoring.score_answer)}
     if scoring.judge_cache_part is not None:
         prompts = judge_prompts(settings.judge)
         digest_of = functools.partial(prompt_sha256, prompts)

@@ -185,9 +185,11 @@ def _judge_calls(
     """One judge's calls for one question (a repeat each), as its benchmark judges it: its own
     scorer's calls, else one verdict with the judge input it builds (none: no verdict)."""
     benchmark = getattr(instance, "benchmark", "")  # a LongMemEval record names none
-    own = benchmark_scoring(benchmark, settings).own_judge
-    if own is not None:
-        return list(own.estimated_calls(instance, hypothesis, settings))
+    scoring = benchmark_scoring(benchmark, settings)
+    if scoring.own_judge is not None:
+        return list(scoring.own_judge.estimated_calls(instance, hypothesis, settings))
+    if scoring.score_answer is not None:  # a rule of its own: no model called
+        return []
     given = prompted_input(benchmark, instance, prompts, settings)
     if given is None:
         return []
