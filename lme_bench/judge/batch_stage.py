@@ -25,7 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.judge.locomo_stage import LOCOMO, locomo_input
+from lme_bench.judge.judge_input import benchmark_scoring, prompted_input, rendered
 from lme_bench.judge.official_request import official_body
 from lme_bench.judge.runner import LlmJudge
 from lme_bench.judge.stage import judge_question, judges
@@ -120,17 +120,16 @@ def plan_calls(items: Sequence[JudgeItem], settings: Settings) -> list[PlannedCa
     for item in items:
         if item.hypothesis.status != "ok" or item.hypothesis.hypothesis is None:
             continue
-        if item.ref.benchmark not in ("longmemeval", LOCOMO):
-            continue  # no LLM judge verdict (lme_bench.judge.stage.judge_question)
+        scoring = benchmark_scoring(item.ref.benchmark, settings)
+        if scoring.own_judge is not None or scoring.score_answer is not None:
+            continue  # its own scorer, no LLM verdict (lme_bench.judge.stage.judge_question)
         instance = item.ref.load()
         for spec, judge in zip(specs, judges(settings), strict=True):
-            if item.ref.benchmark == LOCOMO:  # as the stage judges it
-                given = locomo_input(judge.prompts, item.ref.question_type, instance.answer)
-                prompt, answer = given.prompt, given.answer
-            else:
-                prompt = judge.prompts.for_question(item.ref.question_id, item.ref.question_type)
-                answer = instance.answer
-            text = prompt.render(instance.question, answer, item.hypothesis.hypothesis)
+            given = prompted_input(item.ref.benchmark, instance, judge.prompts, settings)
+            if given is None:  # as the stage judges it: no LLM verdict
+                break
+            prompt = rendered(judge.prompts, given, instance)
+            text = prompt.render(instance.question, given.answer, item.hypothesis.hypothesis)
             body = request_body(judge, spec.model, text, spec.kind)
             for repeat in range(settings.judge.repeats):
                 custom_id = opaque_id(item.ref.question_id, spec.label, repeat, body)

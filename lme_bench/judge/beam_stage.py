@@ -22,7 +22,6 @@ from typing import Any
 
 from lme_bench.benchmarks.beam.scoring import EVENT_ORDERING
 from lme_bench.benchmarks.beam.stored import stored_beam_gold
-from lme_bench.benchmarks.builtin.beam import Beam
 from lme_bench.common.limits import provider_limiter
 from lme_bench.config.settings import ConfigError, ModelsSettings, Settings
 from lme_bench.dataset.shards import QuestionRef
@@ -161,13 +160,6 @@ def check_beam_judging(settings: Settings) -> None:
     beam_judges(settings)
 
 
-def reads_beam(benchmark: str | None, path: Path) -> bool:
-    """Does a run of `path` (`[dataset] benchmark` `benchmark`) read BEAM questions?"""
-    if benchmark:
-        return benchmark == Beam.name
-    return Beam().detect(path)
-
-
 def estimated_calls(
     ability: str, rubric: Sequence[str], response: str, prompts: BeamPrompts | None
 ) -> list[tuple[tuple[str, ...], str]]:
@@ -258,3 +250,33 @@ async def judge_beam_question(
             result = await named.judge.score(gold, hypothesis.hypothesis)
             rows.append(beam_row(ref, named.name, repeat, named.judge.prompts, result))
     return rows
+
+
+class RubricJudge:
+    """BEAM's own judge (the benchmark's `own_judge` hook, lme_bench.benchmarks.scoring_hooks):
+    rubric scores, no yes/no verdict."""
+
+    async def score(
+        self, ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings
+    ) -> list[ScoreRow]:
+        return await judge_beam_question(ref, hypothesis, settings)
+
+    def check(self, settings: Settings) -> None:
+        check_beam_judging(settings)
+
+    def cache_part(self, settings: Settings) -> dict[str, str] | None:
+        """The digests of the checkout's files the judge reads its prompts from, not its path
+        (None: no usable checkout, so no LLM judge of BEAM questions)."""
+        prompts = optional_beam_prompts(settings)
+        if prompts is None:
+            return None
+        return {"prompts": prompts.prompts_sha256, "metrics": prompts.metrics_sha256}
+
+    def estimated_calls(
+        self, question: Any, hypothesis: str, settings: Settings
+    ) -> list[tuple[tuple[str, ...], str]]:
+        prompts = optional_beam_prompts(settings)
+        return estimated_calls(question.question_type, question.rubric, hypothesis, prompts)
+
+
+RUBRIC_JUDGE = RubricJudge()

@@ -1,4 +1,6 @@
-"""The judge stage for one question: every configured judge, every repeat, plus the fallback."""
+"""The judge stage for one question: every configured judge, every repeat, plus the fallback,
+given what the question's benchmark says it is judged by (lme_bench.judge.judge_input), or the
+benchmark's own scorer (lme_bench.benchmarks.scoring_hooks: `own_judge`)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,10 @@ from typing import Any
 from lme_bench.common.limits import provider_limiter
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.judge.beam_stage import judge_beam_question
 from lme_bench.judge.family_requests import judge_request
-from lme_bench.judge.locomo_stage import LOCOMO, locomo_input
-from lme_bench.judge.plugin_input import plugin_input
+from lme_bench.judge.judge_input import benchmark_scoring, prompted_input
 from lme_bench.judge.prompts import JudgePrompt, judge_prompts
+from lme_bench.judge.rule_scorer import rule_row
 from lme_bench.judge.runner import LlmJudge, fallback_row
 from lme_bench.providers.calls import ChatCall
 from lme_bench.providers.factory import ModelSpec, parse_model, retry_policy
@@ -52,21 +53,18 @@ async def judge_question(
     swap a judge for one whose model is another (a batch job's reply), per repeat."""
     if hypothesis.status != "ok" or hypothesis.hypothesis is None:
         return []
-    if ref.benchmark == LOCOMO:  # beside its official F1, not instead (judge.locomo_stage)
-        instance = ref.load()
-        given = locomo_input(judge_prompts(settings.judge), ref.question_type, instance.answer)
-        verdict = ToJudge(instance.question, given.answer, hypothesis.hypothesis, given.prompt)
-        return await _judge_rows(ref, verdict, settings, stand_in, abstains=given.abstains)
-    if ref.benchmark == "beam":  # rubric scores by BEAM's own evaluator (judge.beam_stage)
-        return await judge_beam_question(ref, hypothesis, settings)
-    if ref.benchmark != "longmemeval":  # a plug-in's: the generic criterion (plugin_input)
-        instance = ref.load()
-        given = plugin_input(judge_prompts(settings.judge), instance.answer, ref.is_abstention)
-        verdict = ToJudge(instance.question, given.answer, hypothesis.hypothesis, given.prompt)
-        return await _judge_rows(ref, verdict, settings, stand_in, abstains=given.abstains)
+    scoring = benchmark_scoring(ref.benchmark, settings)
+    if scoring.own_judge is not None:  # the benchmark's own scorer (BEAM's rubric judge)
+        rows: list[ScoreRow] = await scoring.own_judge.score(ref, hypothesis, settings)
+        return rows
     instance = ref.load()
-    verdict = ToJudge(instance.question, instance.answer, hypothesis.hypothesis)
-    return await _judge_rows(ref, verdict, settings, stand_in)
+    if scoring.score_answer is not None:  # the benchmark's own rule: no model called
+        return [rule_row(ref, scoring.score_answer, instance, hypothesis.hypothesis)]
+    given = prompted_input(ref.benchmark, instance, judge_prompts(settings.judge), settings)
+    if given is None:  # the benchmark asks no LLM verdict of this question
+        return []
+    verdict = ToJudge(instance.question, given.answer, hypothesis.hypothesis, given.prompt)
+    return await _judge_rows(ref, verdict, settings, stand_in, abstains=given.abstains)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,9 +24,11 @@ from lme_bench.benchmarks.beam.export import write_official_answers
 from lme_bench.benchmarks.beam.models import BeamGold, ProbingQuestion, ProbingSet
 from lme_bench.benchmarks.beam.scoring import QuestionScore, aggregate
 from lme_bench.benchmarks.beam.stored import stored_beam_gold
+from lme_bench.benchmarks.scoring_hooks import FiguresInput, RunFigures
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+from lme_bench.results.readback import read_hypotheses, read_scores
 
 EXPORT_FOLDER = "beam"
 ANSWERS_NAME = "results-lme-bench.json"
@@ -307,3 +309,15 @@ def _markdown(figures: dict[str, Any]) -> str:
             + "."
         )
     return "\n".join(lines) + "\n"
+
+
+def run_figures(given: FiguresInput) -> RunFigures:
+    """BEAM's `run_figures` hook (lme_bench.benchmarks.scoring_hooks): `beam_report` over the
+    run's answers and scores (this run's, else those recorded), its judges in the order the
+    settings name them."""
+    answers = given.hypotheses or read_hypotheses(given.run_dir / "hypotheses.parquet")
+    judged = given.scores or read_scores(given.run_dir / "scores.parquet")
+    settings = given.settings
+    judges = [j for j in (settings.models.judge, settings.judge.second_model) if j]
+    figures, markdown = beam_report(given.run_dir, given.refs, answers, judged, judges)
+    return RunFigures(figures, markdown)

@@ -19,7 +19,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lme_bench.benchmarks.builtin.locomo import CATEGORY_NAMES
 from lme_bench.benchmarks.locomo.export import (
@@ -30,6 +30,7 @@ from lme_bench.benchmarks.locomo.export import (
 from lme_bench.benchmarks.locomo.records import Conversation, Question, Sample
 from lme_bench.benchmarks.locomo.records import Gold as LocomoGold
 from lme_bench.benchmarks.locomo.scoring import ScoredQuestion, aggregate, score_question
+from lme_bench.benchmarks.scoring_hooks import FiguresInput, RunFigures
 from lme_bench.compare.official import LOCOMO_SCORES
 from lme_bench.dataset.build_records import gold_of
 from lme_bench.dataset.shards import QuestionRef
@@ -39,6 +40,7 @@ from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_records import AccuracyRecord, QaReport
 from lme_bench.results.qa_scores import UNKNOWN_PROMPTS
 from lme_bench.results.qa_tables import HypothesisRow
+from lme_bench.results.readback import read_hypotheses
 from lme_bench.retrieval.official_ids import RetrievalRow
 
 PREDICTIONS_NAME = "locomo_predictions.json"
@@ -297,3 +299,16 @@ def _markdown(figures: dict[str, Any]) -> str:
             ),
         ]
     return "\n".join(lines) + "\n"
+
+
+def run_figures(given: FiguresInput) -> RunFigures:
+    """LoCoMo's `run_figures` hook (lme_bench.benchmarks.scoring_hooks): `locomo_report` over
+    the run's answers (this run's, else those recorded) and `[qa] top_ke` turns of evidence."""
+    answers = given.hypotheses
+    if answers is None and (given.run_dir / "hypotheses.parquet").exists():
+        answers = read_hypotheses(given.run_dir / "hypotheses.parquet")
+    depth = given.settings.qa.top_ke
+    figures, markdown = locomo_report(
+        given.run_dir, given.refs, given.retrieval, answers, depth, cast(Any, given.qa)
+    )
+    return RunFigures(figures, markdown)

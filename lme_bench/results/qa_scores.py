@@ -15,6 +15,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.scoring_hooks import FiguresInput, RunFigures
 from lme_bench.metrics.qa import Accuracy, Judged, QaScores, score_qa
 from lme_bench.providers.calls import call_totals
 from lme_bench.results.atomic import write_text_atomically
@@ -220,3 +221,17 @@ def export_official(
         write_text_atomically(target, _jsonl(out))
         written.append(target)
     return written
+
+
+def longmemeval_files(given: FiguresInput) -> RunFigures | None:
+    """LongMemEval's `run_figures` hook (lme_bench.benchmarks.scoring_hooks): its official files,
+    where the judge ran; no section of its own (its figures are the run's accuracy)."""
+    if given.verdicts is None:
+        return None
+    asked = {r.question_id for r in given.refs}
+    export_official(
+        given.run_dir,
+        [h for h in given.hypotheses or [] if h.question_id in asked],
+        [s for s in given.verdicts if s.question_id in asked],
+    )  # named after the actual judge
+    return None

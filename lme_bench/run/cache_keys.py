@@ -10,6 +10,7 @@ stage redoes what follows.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import asdict
 from typing import Any
@@ -91,24 +92,24 @@ def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
     raise ValueError(f"no cache key for stage {stage!r}")
 
 
-def _locomo_judging(ref: QuestionRef, settings: Settings) -> dict[str, str]:
-    """The prompt a LoCoMo question is judged with and what stands for its correct answer
-    (lme_bench.judge.locomo_stage): a change to either judges it again."""
-    from lme_bench.judge.locomo_stage import prompt_mapping
+def _benchmark_judging(ref: QuestionRef, settings: Settings) -> tuple[bool, Any]:
+    """What the question's benchmark adds to its judge key (lme_bench.benchmarks.scoring_hooks):
+    its own scorer's part, or its `judge_cache_part` (LoCoMo: the prompt its category is judged
+    with and what stands for its correct answer); (False, None) when it adds nothing."""
+    from lme_bench.benchmarks.scoring_hooks import rule_digest
+    from lme_bench.judge.judge_input import benchmark_scoring, prompt_sha256
     from lme_bench.judge.prompts import judge_prompts
 
-    return prompt_mapping(judge_prompts(settings.judge))[ref.question_type]
-
-
-def _beam_judging(settings: Settings) -> dict[str, str] | None:
-    """The digests of the BEAM checkout's files the judge reads its prompts from (None: no
-    usable checkout, so no LLM judge of BEAM questions)."""
-    from lme_bench.judge.beam_stage import optional_beam_prompts
-
-    prompts = optional_beam_prompts(settings)
-    if prompts is None:
-        return None
-    return {"prompts": prompts.prompts_sha256, "metrics": prompts.metrics_sha256}
+    scoring = benchmark_scoring(ref.benchmark, settings)
+    if scoring.own_judge is not None:
+        return True, scoring.own_judge.cache_part(settings)
+    if scoring.score_answer is not None:
+        return True, {"rule": rule_digest(scoring.score_answer)}
+    if scoring.judge_cache_part is not None:
+        prompts = judge_prompts(settings.judge)
+        digest_of = functools.partial(prompt_sha256, prompts)
+        return True, scoring.judge_cache_part(ref.question_type, digest_of)
+    return False, None
 
 
 def memory_scope(settings: Settings, run_id: str) -> str:
@@ -151,10 +152,10 @@ def stage_key(
     # share one (so any of them finds it), by the question's for LongMemEval (a build each).
     shared_build = stage == "ingest" and bool(ref.build_sha256)
     stage_settings = _stage_settings(stage, settings)
-    if stage == "judge" and ref.benchmark == "locomo":  # its categories' prompts and answers
-        stage_settings["locomo"] = _locomo_judging(ref, settings)
-    if stage == "judge" and ref.benchmark == "beam":  # the checkout's prompts, not its path
-        stage_settings["beam"] = _beam_judging(settings)
+    if stage == "judge":  # what its benchmark's judging adds, under the benchmark's name
+        adds, part = _benchmark_judging(ref, settings)
+        if adds:
+            stage_settings[ref.benchmark] = part
     parts = {
         "stage": stage,
         "question": ref.build_sha256 if shared_build else ref.content_sha256,

@@ -26,13 +26,10 @@ from lme_bench.agent.prompts import (
 )
 from lme_bench.agent.tool_prompts import tool_observe_text, tool_prompts, tool_session_end_text
 from lme_bench.config.settings import Settings
-from lme_bench.dataset.build_records import BuildQuestion
-from lme_bench.dataset.models import QUESTION_TYPES, Instance
+from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import session_key
 from lme_bench.ingest.fingerprint import writes_with_own_tools
-from lme_bench.judge.beam_stage import estimated_calls, optional_beam_prompts
-from lme_bench.judge.locomo_stage import LOCOMO, locomo_input
-from lme_bench.judge.plugin_input import plugin_input
+from lme_bench.judge.judge_input import benchmark_scoring, prompted_input, rendered
 from lme_bench.judge.prompts import PromptSet, judge_prompts
 from lme_bench.providers.factory import parse_model
 from lme_bench.qa.reader import load_qa_prompts
@@ -185,19 +182,19 @@ def _answer_calls(instance: Instance, settings: Settings) -> Iterable[Call]:
 def _judge_calls(
     instance: Instance, prompts: PromptSet, hypothesis: str, settings: Settings
 ) -> list[Call]:
-    """One judge's calls for one question (a repeat each), by the question's benchmark."""
-    benchmark = instance.benchmark if isinstance(instance, BuildQuestion) else "longmemeval"
-    if benchmark == "longmemeval" and instance.question_type in QUESTION_TYPES:
-        prompt = prompts.for_question(instance.question_id, instance.question_type)
-        return [((prompt.render(instance.question, instance.answer, hypothesis),), "judge")]
-    if isinstance(instance, BuildQuestion) and instance.rubric:
-        beam = optional_beam_prompts(settings)  # BEAM: rubric items, event ordering
-        return list(estimated_calls(instance.question_type, instance.rubric, hypothesis, beam))
-    if benchmark == LOCOMO:
-        given = locomo_input(prompts, instance.question_type, instance.answer)
-    else:
-        given = plugin_input(prompts, instance.answer, instance.is_abstention)
-    return [((given.prompt.render(instance.question, given.answer, hypothesis),), "judge")]
+    """One judge's calls for one question (a repeat each), as its benchmark judges it: its own
+    scorer's calls, else one verdict with the judge input it builds (none: no verdict)."""
+    benchmark = getattr(instance, "benchmark", "")  # a LongMemEval record names none
+    scoring = benchmark_scoring(benchmark, settings)
+    if scoring.own_judge is not None:
+        return list(scoring.own_judge.estimated_calls(instance, hypothesis, settings))
+    if scoring.score_answer is not None:  # a rule of its own: no model called
+        return []
+    given = prompted_input(benchmark, instance, prompts, settings)
+    if given is None:
+        return []
+    prompt = rendered(prompts, given, instance)
+    return [((prompt.render(instance.question, given.answer, hypothesis),), "judge")]
 
 
 def _limit(settings: Settings, stage: str, provider: str) -> tuple[int, float | None]:

@@ -8,6 +8,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.scoring_hooks import (
+    DEFAULT_BENCHMARK,
+    BenchmarkScoring,
+    FiguresInput,
+    scoring_of,
+)
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.known import describe_release
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
@@ -19,8 +25,6 @@ from lme_bench.judge.calibration.successor import manifest_record, successor_rec
 from lme_bench.judge.family_requests import judge_request_shapes
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
-from lme_bench.report.beam import beam_report
-from lme_bench.report.locomo import locomo_report
 from lme_bench.report.regression import with_baseline
 from lme_bench.report.run_report import (
     RunReport,
@@ -43,7 +47,7 @@ from lme_bench.results.manifest import build_manifest, write_manifest
 from lme_bench.results.memory_excerpts import record_excerpts
 from lme_bench.results.memory_identity import memory_identity
 from lme_bench.results.qa_records import PromptSource, QaReport
-from lme_bench.results.qa_scores import export_official, primary_judge, qa_summary
+from lme_bench.results.qa_scores import primary_judge, qa_summary
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow, hypotheses_table, scores_table
 from lme_bench.results.readback import (
     read_hypotheses,
@@ -145,6 +149,10 @@ def _excerpts(outcomes: list[IngestOutcome], refs: list[QuestionRef]) -> dict[st
     return found
 
 
+def _scoring(benchmark: str, settings: Settings) -> BenchmarkScoring:
+    return scoring_of(benchmark, settings.dataset.benchmark)
+
+
 def write_run(
     plan: RunPlan,
     settings: Settings,
@@ -167,8 +175,13 @@ def write_run(
     if records:
         write_parquet(run_dir / "ingest.parquet", ingest_table(run_id, records))
     sessions = records or read_ingest(run_dir / "ingest.parquet")  # this run's, or recorded
-    benchmark = refs[0].benchmark if refs else "longmemeval"  # one dataset, one benchmark
-    summary = summarize_retrieval(retrieval, longmemeval=benchmark == "longmemeval")
+    benchmark = refs[0].benchmark if refs else DEFAULT_BENCHMARK  # one dataset, one benchmark
+    asked: dict[str, list[QuestionRef]] = {}  # by benchmark, in the questions' order
+    for ref in refs:
+        asked.setdefault(ref.benchmark, []).append(ref)
+    scorings = {name: _scoring(name, settings) for name in asked}
+    averages = _scoring(benchmark, settings).longmemeval_averages
+    summary = summarize_retrieval(retrieval, longmemeval=averages)
     summary["benchmark"] = benchmark
     shared_builds = any(r.build != r.question_id for r in refs)
     summary["ingestion"] = ingest_totals(records, shared_builds)
@@ -181,6 +194,7 @@ def write_run(
     title = f"lme-bench run {run_id} (search: {search_label(settings)})"
     if results.hypotheses is not None:
         write_parquet(run_dir / "hypotheses.parquet", hypotheses_table(run_id, results.hypotheses))
+    verdicts: list[ScoreRow] | None = None
     if results.scores is not None:
         hypotheses = results.hypotheses or []
         ingested = {o.question_id for o in results.outcomes}  # a build's first question
@@ -195,22 +209,16 @@ def write_run(
             has_evidence=lambda q: q in by_id and has_evidence_turns(by_id[q].load()),
         )
         write_parquet(run_dir / "scores.parquet", scores_table(run_id, results.scores))
-        rubric = {r.question_id for r in refs if r.benchmark == "beam"}  # own section, below
+        scored_own = {n for n, s in scorings.items() if s.own_judge is not None}  # no verdicts
+        own = {r.question_id for r in refs if r.benchmark in scored_own}
         types = {r.question_id: r.question_type for r in refs}
         prompts = _judge_prompt_source(settings)
-        verdicts = [s for s in results.scores if s.question_id not in rubric]
+        verdicts = [s for s in results.scores if s.question_id not in own]
         abstaining = {r.question_id for r in refs if r.is_abstention}  # LoCoMo's adversarial too
         summary["qa"] = qa_summary(verdicts, hypotheses, types, prompts, abstaining)
         profiled = _judge_profile(settings, summary["qa"])
         if profiled is not None:
             summary["qa"]["judge_profile"] = profiled
-        official = {r.question_id for r in refs if r.benchmark == "longmemeval"}
-        if official:  # LongMemEval's files: other benchmarks export their own formats
-            export_official(
-                run_dir,
-                [h for h in hypotheses if h.question_id in official],
-                [s for s in verdicts if s.question_id in official],
-            )  # named after the actual judge
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
     system = system_usage(results.outcomes, settings, unfinished)
     if system is not None:
@@ -241,20 +249,23 @@ def write_run(
     failed = sorted(results.failed)
     summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
     markdown = run_markdown(summary, title, run_id, len(refs), run_dir.parent)
-    if any(r.benchmark == "locomo" for r in refs):  # its official figures beside the rest
-        answers = results.hypotheses
-        if answers is None and (run_dir / "hypotheses.parquet").exists():
-            answers = read_hypotheses(run_dir / "hypotheses.parquet")
-        depth = settings.qa.top_ke
-        qa = summary.get("qa")  # an LLM judge's accuracy beside F1, labelled not official
-        summary["locomo"], section = locomo_report(run_dir, refs, retrieval, answers, depth, qa)
-        markdown += section
-    if any(r.benchmark == "beam" for r in refs):  # BEAM's rubric scores per ability
-        answers = results.hypotheses or read_hypotheses(run_dir / "hypotheses.parquet")
-        judged = results.scores or read_scores(run_dir / "scores.parquet")
-        judges = [j for j in (settings.models.judge, settings.judge.second_model) if j]
-        summary["beam"], section = beam_report(run_dir, refs, answers, judged, judges)
-        markdown += section
+    for name, scoring in scorings.items():  # each benchmark's official files and figures
+        if scoring.run_figures is None:
+            continue
+        given = FiguresInput(
+            run_dir=run_dir,
+            refs=asked[name],
+            retrieval=retrieval,
+            hypotheses=results.hypotheses,
+            scores=results.scores,
+            verdicts=verdicts,
+            qa=summary.get("qa"),  # an LLM judge's accuracy, beside official figures
+            settings=settings,
+        )
+        figures = scoring.run_figures(given)
+        if figures is not None and figures.section is not None:
+            summary[name] = figures.section
+            markdown += figures.markdown
     summary["headline"] = headline(summary)  # accuracy, search latency, context tokens
     markdown = with_headline(markdown, summary["headline"])
     excerpts = record_excerpts(run_dir, _excerpts(results.outcomes, refs))

@@ -14,9 +14,12 @@ from typing import Any, TypeVar
 
 from lme_bench.backends.builtin_params import embedded_params
 from lme_bench.backends.registry import backend_class, backend_params
+from lme_bench.benchmarks.registry import BenchmarkError, resolve_benchmark
+from lme_bench.benchmarks.scoring_hooks import OwnJudge, scoring_of
 from lme_bench.benchmarks.split import splitter_for
 from lme_bench.common.secrets import redact_secrets
 from lme_bench.config.settings import Settings
+from lme_bench.dataset.errors import DatasetError
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
 from lme_bench.embeddings import load_embedder
 from lme_bench.ingest.question import IngestOutcome as IngestOutcome
@@ -25,7 +28,6 @@ from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.question import ingest_question as ingest_question
 from lme_bench.ingest.question import locate_memories as locate_memories
 from lme_bench.judge.batch_stage import judge_specs
-from lme_bench.judge.beam_stage import check_beam_judging, reads_beam
 from lme_bench.judge.calibration.profile import check_profile
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.stage import judge_question as judge_question
@@ -79,6 +81,17 @@ def search_label(settings: Settings) -> str:
     return f"{described['mode']}{alpha}{model}"
 
 
+def _own_judge(settings: Settings) -> OwnJudge | None:
+    """The own scorer of the benchmark the run reads (None: none, or no benchmark found yet:
+    the dataset's own checks say why later)."""
+    configured = settings.dataset.benchmark
+    try:
+        benchmark = resolve_benchmark(configured, settings.dataset.path or bundled_sample())
+    except (BenchmarkError, DatasetError):
+        return None
+    return scoring_of(benchmark.name, configured).own_judge
+
+
 def plan_run(settings: Settings) -> RunPlan:
     """Name the run's folders; fails at once (a ConfigError) if dense search or a model the
     run needs cannot be used."""
@@ -92,8 +105,9 @@ def plan_run(settings: Settings) -> RunPlan:
     if "judge" in settings.stages:
         judge_prompts(settings.judge)  # a bad prompt folder or official checkout: a ConfigError
         check_profile(settings)  # a judge profile of another judge: a ConfigError naming both
-        if reads_beam(settings.dataset.benchmark, settings.dataset.path or bundled_sample()):
-            check_beam_judging(settings)  # no [judge] beam_repo, or batch judging: a ConfigError
+        own = _own_judge(settings)  # the benchmark's own scorer (BEAM's: its checkout, no
+        if own is not None:  # batch judging): a ConfigError naming the setting it lacks
+            own.check(settings)
         if settings.judge.batch:
             judge_specs(settings)  # a judge without a batch API: a ConfigError
     if "answer" in settings.stages and settings.qa.batch:

@@ -132,6 +132,10 @@ class Beam:
         headline=("mean over abilities", "score per ability"),
         module="lme_bench.benchmarks.beam.scoring",
     )
+    # Scoring hooks (lme_bench.benchmarks.scoring_hooks): BEAM's rubric judge scores each answer
+    # (no yes/no verdict); its figures per ability, with the answers file its evaluator reads.
+    own_judge = "lme_bench.judge.beam_stage:RUBRIC_JUDGE"
+    run_figures = "lme_bench.report.beam:run_figures"
 
     def detect(self, path: Path) -> bool:
         try:

@@ -106,6 +106,11 @@ class Locomo:
         headline=("F1 per category", "overall F1", "evidence recall"),
         module="lme_bench.benchmarks.locomo.scoring",
     )
+    # Scoring hooks (lme_bench.benchmarks.scoring_hooks): an LLM verdict by category, beside
+    # the official F1 and evidence recall its figures report with the official predictions file.
+    judge_input = "lme_bench.benchmarks.locomo.judging:judge_input"
+    judge_cache_part = "lme_bench.benchmarks.locomo.judging:judge_cache_part"
+    run_figures = "lme_bench.report.locomo:run_figures"
 
     def detect(self, path: Path) -> bool:
         path = Path(path)

@@ -20,6 +20,7 @@ from lme_bench.benchmarks.protocol import (
     Question,
     Scoring,
 )
+from lme_bench.benchmarks.scoring_hooks import JudgedQuestion, JudgeInput
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
@@ -82,6 +83,14 @@ class LongMemEval:
         ),
         module="lme_bench.metrics",
     )
+    # Scoring hooks (lme_bench.benchmarks.scoring_hooks): the official judge prompt by type and
+    # id, the official printer's retrieval averages, the official hypotheses and eval files.
+    run_figures = "lme_bench.results.qa_scores:longmemeval_files"
+    longmemeval_averages = True
+
+    def judge_input(self, question: JudgedQuestion) -> JudgeInput:
+        """The official script's prompt for the question's type and id, the gold answer."""
+        return JudgeInput(None, question.answer)
 
     def detect(self, path: Path) -> bool:
         head = json_head(path)
