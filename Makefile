@@ -84,13 +84,13 @@ faults: $(STAMP)
 
 # The full-scale figures of docs/performance.md (≈ 15 minutes; data generated on first use).
 bench: $(STAMP)
-	$(BIN)/python benchmarks/retrieval_scale.py --scale s --questions 500
-	$(BIN)/python benchmarks/retrieval_scale.py --scale s --questions 500 --flow
-	$(BIN)/python benchmarks/retrieval_scale.py --scale m --questions 2
-	$(BIN)/python benchmarks/sqlite_limits.py
-	$(BIN)/python benchmarks/official_side_by_side.py  # skips without LONGMEMEVAL_REPO
-	$(BIN)/python benchmarks/agent_ingestion.py --questions 5
-	$(BIN)/python benchmarks/prefect_flow.py --questions 500 --latency 0.2 --concurrency 16
+	$(BIN)/python perf/retrieval_scale.py --scale s --questions 500
+	$(BIN)/python perf/retrieval_scale.py --scale s --questions 500 --flow
+	$(BIN)/python perf/retrieval_scale.py --scale m --questions 2
+	$(BIN)/python perf/sqlite_limits.py
+	$(BIN)/python perf/official_side_by_side.py  # skips without LONGMEMEVAL_REPO
+	$(BIN)/python perf/agent_ingestion.py --questions 5
+	$(BIN)/python perf/prefect_flow.py --questions 500 --latency 0.2 --concurrency 16
 
 clean:
 	rm -rf results .pytest_cache .mypy_cache .ruff_cache

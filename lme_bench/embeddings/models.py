@@ -7,7 +7,7 @@ Every embedder returns one L2-normalised vector per text, so a dot product is a 
   weights: nothing is downloaded at run time (HF_HUB_OFFLINE and TRANSFORMERS_OFFLINE are forced).
   Needs the optional extra `lme-bench[dense]`; it is imported only when a store first embeds, and
   loaded once per process. Inputs longer than 256 word pieces are truncated by the model.
-  Speed on 2 CPU cores: benchmarks/embedding_speed.py and benchmarks/README.md.
+  Speed on 2 CPU cores: perf/embedding_speed.py and perf/README.md.
 - `all-MiniLM-L6-v2-static`: a static embedding distilled here from the packaged MiniLM on first
   use (lme_bench.embeddings.static): a weighted mean of word-piece vectors, thousands of turns a
   second on one core, at a measured cost in retrieval quality (same extra, for distilling).
@@ -132,7 +132,7 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, name: str, path: Path, batch_size: int = 64) -> None:
         # 64: the fastest of 1, 16, 64 and 256 for ≈ 380-character turns on 2 CPU cores
-        # (benchmarks/embedding_speed.py; encode sorts each call's texts by length first).
+        # (perf/embedding_speed.py; encode sorts each call's texts by length first).
         self._name = name
         self.path = path
         self.batch_size = batch_size

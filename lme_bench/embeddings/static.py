@@ -13,7 +13,7 @@ downloaded), and kept in the user cache:
 
 A text's vector is the weighted mean of its pieces' vectors (no length limit), L2-normalised:
 tokenising is nearly all the work, so thousands of turns a second on one core. Its vectors are
-not MiniLM's: runs that use it name it as their embedding model, and benchmarks/README.md
+not MiniLM's: runs that use it name it as their embedding model, and perf/README.md
 measures what it costs in retrieval quality.
 """
 

@@ -17,6 +17,7 @@ from lme_bench.backends.registry import storage_key
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.run.steps import bundled_sample
 from tests.backends.recording_backend import RecordingNotes
+from tests.cli.in_process import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = """
@@ -30,9 +31,14 @@ judge = "fake:match-judge"
 """
 
 
-def _run(tmp_path: Path, backend: str, params: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _config(tmp_path: Path, backend: str, params: str) -> Path:
     config = tmp_path / "plugin.toml"
     config.write_text(CONFIG.format(backend=backend, params=params))
+    return config
+
+
+def _run(tmp_path: Path, backend: str, params: str, *args: str) -> subprocess.CompletedProcess[str]:
+    config = _config(tmp_path, backend, params)
     return subprocess.run(
         [sys.executable, "-m", "lme_bench_flows.command", "run", str(config), *args],
         cwd=ROOT,
@@ -96,9 +102,15 @@ def test_a_one_file_backend_runs_the_benchmark_and_is_scored_by_provenance(
             assert instance.answer not in handed, instance.question_id
 
 
-def test_bad_backend_params_are_one_error_naming_the_key(tmp_path: Path) -> None:
-    done = _run(tmp_path, "docs/example_backend.py:SessionNotes", "{ min_wrd = 3 }")
+def test_bad_backend_params_are_one_error_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def run(backend: str, params: str) -> subprocess.CompletedProcess[str]:
+        config = _config(tmp_path, backend, params)
+        return run_command(capsys, monkeypatch, "run", str(config))
+
+    done = run("docs/example_backend.py:SessionNotes", "{ min_wrd = 3 }")
     assert done.returncode == 2, done.stderr[-2000:]
     assert "[memory.params] min_wrd" in done.stderr and "Traceback" not in done.stderr
-    done = _run(tmp_path, "docs/example_backend.py:Nothing", "{}")
+    done = run("docs/example_backend.py:Nothing", "{}")
     assert done.returncode == 2 and "has no class 'Nothing'" in done.stderr

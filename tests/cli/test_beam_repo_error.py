@@ -3,20 +3,21 @@ names the setting (and its environment variable) besides the file it lacks."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.benchmarks.beam.samples import write_chat, write_questions
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.cli.in_process import run_command
 
 
 @pytest.mark.parametrize("from_environment", [False, True])
-def test_a_wrong_beam_repo_is_named_by_its_setting(tmp_path: Path, from_environment: bool) -> None:
+def test_a_wrong_beam_repo_is_named_by_its_setting(
+    tmp_path: Path,
+    from_environment: bool,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     data = tmp_path / "data"
     write_chat(data)
     write_questions(data)
@@ -24,21 +25,13 @@ def test_a_wrong_beam_repo_is_named_by_its_setting(tmp_path: Path, from_environm
     not_a_checkout.mkdir()
     config = tmp_path / "beam.toml"
     config.write_text('[models]\nqa = "fake:quote-memory"\njudge = "fake:rubric-judge"\n')
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if from_environment:
-        env["LME_JUDGE__BEAM_REPO"] = str(not_a_checkout)
+        monkeypatch.setenv("LME_JUDGE__BEAM_REPO", str(not_a_checkout))
     else:
         config.write_text(config.read_text() + f'[judge]\nbeam_repo = "{not_a_checkout}"\n')
     results = tmp_path / "results"
     command = ["run", str(config), "--dataset", str(data / "chats")]
-    done = subprocess.run(
-        [sys.executable, "-m", "lme_bench_flows.command", *command, "--results-dir", str(results)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    done = run_command(capsys, monkeypatch, *command, "--results-dir", str(results))
     assert done.returncode == 2, done.stderr[-3000:]
     message = done.stderr.strip()
     assert message.startswith(f"lme-bench: error: [judge] beam_repo = '{not_a_checkout}': ")

@@ -1,4 +1,5 @@
-"""`lme-bench` as a user runs it: real processes, exit codes, messages, files."""
+"""`lme-bench` as a user runs it: exit codes, messages, files; real processes for whole runs and
+for what a fresh environment decides, the command's `main` in this process for bad input."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.in_process import run_command
 from tests.factories import make_question
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,14 +39,19 @@ def _cli(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProces
     ],
 )
 def test_bad_dataset_is_one_clear_error_and_leaves_no_results(
-    tmp_path: Path, content: str, words: str
+    tmp_path: Path,
+    content: str,
+    words: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     data = tmp_path / "bad.json"
     data.write_text(content)
     results = tmp_path / "results"
-    done = _cli(
-        "run", "configs/default.toml", "--dataset", str(data), "--results-dir", str(results)
-    )
+    done = run_command(
+        capsys, monkeypatch,
+        "run", "configs/default.toml", "--dataset", str(data), "--results-dir", str(results),
+    )  # fmt: skip
     assert done.returncode == 2
     message = done.stderr.strip()
     assert message.startswith("lme-bench: error: ") and str(data) in message and words in message
@@ -52,8 +59,12 @@ def test_bad_dataset_is_one_clear_error_and_leaves_no_results(
     assert not results.exists()
 
 
-def test_unknown_question_id_and_bad_config(tmp_path: Path) -> None:
-    done = _cli(
+def test_unknown_question_id_and_bad_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = run_command(
+        capsys,
+        monkeypatch,
         "run",
         "configs/default.toml",
         "--questions",
@@ -64,7 +75,8 @@ def test_unknown_question_id_and_bad_config(tmp_path: Path) -> None:
     assert done.returncode == 2 and "unknown question id(s): nope, zzz" in done.stderr
     config = tmp_path / "c.toml"
     config.write_text("[memory]\nbackend = 'cloud'\n")
-    done = _cli("run", str(config), "--results-dir", str(tmp_path / "r"))
+    results = str(tmp_path / "r")
+    done = run_command(capsys, monkeypatch, "run", str(config), "--results-dir", results)
     assert done.returncode == 2 and f"{config}" in done.stderr and "memory.backend" in done.stderr
     assert not (tmp_path / "r" / "sample").exists()
 

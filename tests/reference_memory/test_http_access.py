@@ -19,6 +19,7 @@ import pytest
 from lme_bench.backends.mcp_session import McpSession, MemoryRequestRejected
 from lme_bench.config.settings import McpSettings
 from lme_bench.reference_memory.http_access import is_loopback
+from tests.cli.in_process import run_command
 from tests.conformance.servers import serve_args
 
 TOKEN = "t0k-" + "x7Q2" * 8
@@ -207,25 +208,35 @@ def test_a_token_set_on_loopback_is_required_too(tmp_path: Path) -> None:
         server.stop()
 
 
-def _refused(tmp_path: Path, token: str | None, *extra: str) -> str:
-    done = subprocess.run(
-        [sys.executable, *serve_args("http", tmp_path / "m.sqlite", "--host", "0.0.0.0", *extra)],
-        env=_env(token),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def _refused(
+    tmp_path: Path,
+    token: str | None,
+    *extra: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> str:
+    """`lme-bench memory serve` refusing to start (in this process: it stops before serving)."""
+    if token is None:
+        monkeypatch.delenv("LME_MEMORY_TOKEN", raising=False)
+    else:
+        monkeypatch.setenv("LME_MEMORY_TOKEN", token)
+    _, module, *args = serve_args("http", tmp_path / "m.sqlite", "--host", "0.0.0.0", *extra)
+    assert module == "lme_bench_flows.command"
+    done = run_command(capsys, monkeypatch, *args)
     assert done.returncode == 2 and done.stdout == ""
     assert not (tmp_path / "m.sqlite").exists()
     return done.stderr
 
 
-def test_allow_remote_refuses_to_start_without_token_or_allowed_host(tmp_path: Path) -> None:
-    no_token = _refused(tmp_path, None, "--allow-remote", "--allowed-host", "memory.test")
+def test_allow_remote_refuses_to_start_without_token_or_allowed_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(token: str | None, *extra: str) -> str:
+        return _refused(tmp_path, token, *extra, capsys=capsys, monkeypatch=monkeypatch)
+
+    no_token = refused(None, "--allow-remote", "--allowed-host", "memory.test")
     assert "LME_MEMORY_TOKEN" in no_token
-    assert "--allowed-host" in _refused(tmp_path, TOKEN, "--allow-remote")
-    assert "at least 16" in _refused(
-        tmp_path, "short", "--allow-remote", "--allowed-host", "m.test"
-    )
-    bad = _refused(tmp_path, TOKEN, "--allow-remote", "--allowed-host", "http://memory.test/mcp")
+    assert "--allowed-host" in refused(TOKEN, "--allow-remote")
+    assert "at least 16" in refused("short", "--allow-remote", "--allowed-host", "m.test")
+    bad = refused(TOKEN, "--allow-remote", "--allowed-host", "http://memory.test/mcp")
     assert "--allowed-host 'http://memory.test/mcp'" in bad and TOKEN not in bad

@@ -1,6 +1,6 @@
 """Judge beside the official LongMemEval code and compare, request for request.
 
-    LONGMEMEVAL_REPO=/path/to/LongMemEval python benchmarks/official_judge_check.py \
+    LONGMEMEVAL_REPO=/path/to/LongMemEval python perf/official_judge_check.py \
         [--dataset FILE] [--limit N]
 
 Both sides judge the same hypotheses against the same loopback stand-in for the OpenAI API,
@@ -10,7 +10,7 @@ and "Yesterday", so the official yes-rule is exercised:
    `[judge] official_repo` = the checkout;
 2. the checkout's own `src/evaluation/evaluate_qa.py gpt-4o`, unmodified, judges lme-bench's
    `hypotheses.jsonl` in a venv of its own with the checkout's requirements-lite.txt
-   (benchmarks/support.py);
+   (perf/support.py);
 3. the checkout's `print_qa_metrics.py` prints the figures of lme-bench's eval-results file.
 Checked: the judge request bodies are the same multiset, the two eval-results files are the same
 bytes, and the printer's figures equal lme-bench's headline. Exit 1 on any difference. Without

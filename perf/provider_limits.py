@@ -7,7 +7,7 @@ the last call's end, is compared with the ideal: calls x latency / concurrency. 
 call is timed apart: a free slot taken and given back, one after another in one task.
 Runs on a temporary Prefect test server unless PREFECT_API_URL names one.
 
-    python benchmarks/provider_limits.py [--calls 64] [--latency 0.2] [--concurrency 16]
+    python perf/provider_limits.py [--calls 64] [--latency 0.2] [--concurrency 16]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """BEAM's official scoring beside lme-bench's, on generated answers to the real questions.
 
-    BEAM_REPO=/path/to/BEAM python benchmarks/official_beam_check.py [--variants N] [--tiers ...]
+    BEAM_REPO=/path/to/BEAM python perf/official_beam_check.py [--variants N] [--tiers ...]
 
 The official functions run from the checkout, unmodified, in this process: each one needed is
 compiled from `src/evaluation/compute_metrics.py`, `run_evaluation.py` and `report_results.py`

@@ -1,7 +1,7 @@
 """The Prefect flow's own cost: concurrency efficiency at simulated model latency, a cached
 rerun against the first run, and overhead per task and per question.
 
-    python benchmarks/prefect_flow.py --questions 500 --latency 0.2 --concurrency 16
+    python perf/prefect_flow.py --questions 500 --latency 0.2 --concurrency 16
 
 On generated S-scale data, with the scripted fake models slowed to --latency seconds a call
 (a [providers.slow] of kind "fake"), against one local Prefect server:
@@ -271,7 +271,7 @@ def main() -> None:
         help="seconds between runs, for the server to "
         "digest the last run's events (it does, at full CPU, for a while after a big run)",
     )
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "data")
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "perf" / "data")
     args = parser.parse_args()
     ingest = args.ingest or 4 * args.concurrency
 

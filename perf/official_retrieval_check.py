@@ -1,11 +1,11 @@
 """Score lme-bench's rankings with the official LongMemEval metric code and compare every value.
 
-    LONGMEMEVAL_REPO=/path/to/LongMemEval python benchmarks/official_retrieval_check.py \
+    LONGMEMEVAL_REPO=/path/to/LongMemEval python perf/official_retrieval_check.py \
         [--dataset FILE] [--limit N] [--search bm25|dense|hybrid] [--alpha A]
 
 lme-bench ingests each question raw into a fresh embedded store and ranks it (the pipeline's own
 steps); then the checkout's `src/retrieval/eval_utils.py`, unmodified and in a venv of its own
-(benchmarks/support.py), scores the same rankings: `evaluate_retrieval` at turn level and
+(perf/support.py), scores the same rankings: `evaluate_retrieval` at turn level and
 `evaluate_retrieval_turn2session` at session level, for k in 1, 3, 5, 10, 30, 50. Checked: every
 value equals lme-bench's, and every non-abstention question's turn ranking holds every non-empty
 user turn of its haystack (up to `[retrieval] top_k`). Exit 1 on any difference. Without

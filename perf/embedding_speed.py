@@ -1,6 +1,6 @@
 """Local embedding speed: sentences/s of the packaged MiniLM on this machine's CPU, by batch size.
 
-    python benchmarks/embedding_speed.py [--texts 512] [--rounds 3] [--batch-sizes 1,16,64,256]
+    python perf/embedding_speed.py [--texts 512] [--rounds 3] [--batch-sizes 1,16,64,256]
 
 Embeds turns of a generated S-scale question (the texts dense and hybrid search embed: one per
 turn, ≈ 380 characters, ≈ 85 word pieces) through `SentenceTransformer.encode`, as the store
@@ -10,7 +10,7 @@ whatever else runs). Also: the packaged model truncated at 128 word pieces (the 
 trained at), with int8 dynamic quantization of its linear layers, and with its matrix products
 in bfloat16, each with its least and mean cosine to the full model's vectors: what a faster
 model would cost in fidelity; and the static embedding distilled from it (another vector space:
-its cost is measured in retrieval quality, benchmarks/embedding_quality.py).
+its cost is measured in retrieval quality, perf/embedding_quality.py).
 """
 
 from __future__ import annotations

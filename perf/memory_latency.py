@@ -1,7 +1,7 @@
 """Embedded memory speed: ingest rate, search latency on an M-scale memory, per-call overhead
 of the store called in-process vs our MCP server over stdio and streamable HTTP.
 
-    python benchmarks/memory_latency.py [--searches 300] [--calls 200]
+    python perf/memory_latency.py [--searches 300] [--calls 200]
 
 Prints Markdown rows for docs/performance.md.
 """

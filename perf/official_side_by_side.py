@@ -1,10 +1,10 @@
 """The official LongMemEval retrieval runner beside `lme-bench run`, on the same file.
 
-    LONGMEMEVAL_REPO=/path/to/LongMemEval python benchmarks/official_side_by_side.py \
+    LONGMEMEVAL_REPO=/path/to/LongMemEval python perf/official_side_by_side.py \
         [--dataset FILE] [--granularity turn session] [--config configs/default.toml]
 
 Runs the checkout's `src/retrieval/run_retrieval.py --retriever flat-bm25 --granularity G`,
-unmodified, in a venv of its own (benchmarks/support.py: the checkout's requirements-lite.txt
+unmodified, in a venv of its own (perf/support.py: the checkout's requirements-lite.txt
 plus what run_retrieval.py imports, torch's CPU build among them), once per granularity, then
 `lme-bench run CONFIG --dataset FILE` into a fresh results folder (both granularities in one
 run, the Prefect flow on its temporary server, every start-up included). Each command is timed
@@ -183,7 +183,7 @@ def main() -> int:
     checkout = official_checkout()
     if checkout is None:
         return 0
-    data = args.dataset or ROOT / "benchmarks" / "data" / "lme_s_500_seed0.json"
+    data = args.dataset or ROOT / "perf" / "data" / "lme_s_500_seed0.json"
     if not data.exists():
         generate_dataset(data, n_questions=500, scale="s", seed=0)
     data = data.resolve()

@@ -1,7 +1,7 @@
 """A LoCoMo retrieval-only run with one memory per conversation against the same questions
 with one memory each.
 
-    LOCOMO_DATA=path/to/locomo10.zip python benchmarks/locomo_builds_speed.py [--work DIR]
+    LOCOMO_DATA=path/to/locomo10.zip python perf/locomo_builds_speed.py [--work DIR]
 
 LoCoMo (CC BY-NC 4.0, never bundled) asks ~200 questions of each of its 10 conversations.
 lme-bench ingests each conversation once (a memory build) and answers every question of it from

@@ -1,7 +1,7 @@
 """LLM calls, tokens and latency per question for each QA strategy, with the fake model at a
 simulated latency, over raw-ingested memories of the bundled sample.
 
-    python benchmarks/qa_strategies.py [--latency 0.2]
+    python perf/qa_strategies.py [--latency 0.2]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Retrieval quality of the embedded store's search modes (bm25, dense, hybrid by alpha).
 
-    python benchmarks/retrieval_search_modes.py [--dataset FILE] [--limit N]
+    python perf/retrieval_search_modes.py [--dataset FILE] [--limit N]
         [--modes bm25,dense,hybrid:0.3,hybrid:0.6,hybrid:0.8] [--model all-MiniLM-L6-v2]
         [--timing]
 

@@ -1,7 +1,7 @@
 """What this machine's SQLite can do for raw ingestion and search, as a floor for lme-bench's own
 figures: rows inserted per second and FTS5 rows indexed per second, on a generated file's turns.
 
-    python benchmarks/sqlite_limits.py [--scale s] [--questions 500] [--seed 0] [--data FILE]
+    python perf/sqlite_limits.py [--scale s] [--questions 500] [--seed 0] [--data FILE]
 
 Every variant writes the same rows (the entries raw ingestion makes: text, summary, tags, one
 memory per question) into a fresh WAL file (synchronous NORMAL, as the store), one
@@ -125,7 +125,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data", type=Path, help="a LongMemEval file (default: generated)")
     args = parser.parse_args()
-    data = args.data or ROOT / "benchmarks" / "data" / f"lme_{args.scale}_500_seed{args.seed}.json"
+    data = args.data or ROOT / "perf" / "data" / f"lme_{args.scale}_500_seed{args.seed}.json"
     if not data.exists():
         generate_dataset(data, n_questions=500, scale=args.scale, seed=args.seed)
     questions = _questions(data, args.questions)

@@ -1,6 +1,6 @@
 """What the static embedding costs in retrieval quality, on real conversations (LoCoMo).
 
-    LOCOMO_DATA=path/to/locomo10.json python benchmarks/embedding_quality.py [--modes ...]
+    LOCOMO_DATA=path/to/locomo10.json python perf/embedding_quality.py [--modes ...]
 
 LoCoMo (CC BY-NC 4.0, never bundled; `lme-bench dataset download locomo` or the repository's
 `data/locomo10.zip`) has questions whose evidence is a list of turns. Each conversation's turns

@@ -1,11 +1,11 @@
 """Speed of every built-in memory system runnable here without keys, through lme-bench's stages.
 
-    python benchmarks/backend_speed.py [--questions 1] [--searches 40] [--backends a,b,...]
-    python benchmarks/backend_speed.py --sample [--questions 34]   # the bundled sample instead
-    python benchmarks/backend_speed.py --sample --memory-model openai:gpt-4o-mini   # real model
+    python perf/backend_speed.py [--questions 1] [--searches 40] [--backends a,b,...]
+    python perf/backend_speed.py --sample [--questions 34]   # the bundled sample instead
+    python perf/backend_speed.py --sample --memory-model openai:gpt-4o-mini   # real model
 
 Each backend ingests generated S-scale questions (≈ 48 sessions, ≈ 490 turns each; data made
-once in benchmarks/data/) raw, through the ingest and retrieval stages' own code
+once in perf/data/) raw, through the ingest and retrieval stages' own code
 (`lme_bench.run.steps`), into a fresh folder; then its memory is searched `--searches` more times
 (the question, then user turns as queries) to time search. mem0, LangGraph/LangMem and Graphiti
 run their real libraries with lme-bench's fake extraction models (the tests' setup: no key);
@@ -266,7 +266,7 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=40)
     parser.add_argument("--backends", default=",".join(BACKENDS))
     parser.add_argument("--sample", action="store_true", help="the bundled sample's questions")
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "data")
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "perf" / "data")
     parser.add_argument(
         "--memory-model",
         help="a real model for mem0, LangMem and Graphiti instead of their fakes,"

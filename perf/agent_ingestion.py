@@ -1,7 +1,7 @@
 """LLM calls, tool calls and tokens of agent ingestion per session and per question, by mode,
 on generated S-scale data with the fake note-taker model (no keys; tokens counted as words).
 
-    python benchmarks/agent_ingestion.py [--questions 5]
+    python perf/agent_ingestion.py [--questions 5]
 
 Also checks that prompt size grows linearly: a 2n-turn session against an n-turn one.
 """

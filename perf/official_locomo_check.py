@@ -1,7 +1,7 @@
 """Score generated predictions for every LoCoMo question with the official evaluation code and
 with lme-bench's, and compare every value.
 
-    LOCOMO_REPO=/path/to/locomo python benchmarks/official_locomo_check.py [--data FILE]
+    LOCOMO_REPO=/path/to/locomo python perf/official_locomo_check.py [--data FILE]
 
 The data is the checkout's `data/locomo10.zip` unless `--data` names a `locomo10.json`, a zip,
 or a folder of conversation files; lme-bench's reader reads it. Each question gets one

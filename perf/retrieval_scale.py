@@ -1,8 +1,8 @@
 """Time raw ingestion + retrieval evaluation on generated S- or M-scale data.
 
-    python benchmarks/retrieval_scale.py --scale s --questions 50 [--workers 2] [--flow]
+    python perf/retrieval_scale.py --scale s --questions 50 [--workers 2] [--flow]
 
-Generates the data once (benchmarks/data/), then runs the benchmark's steps (lme_bench.run.steps)
+Generates the data once (perf/data/), then runs the benchmark's steps (lme_bench.run.steps)
 in a thread pool, or the whole Prefect flow with --flow, into a fresh results folder, and prints
 one Markdown row of figures: phase times (and the evaluation's CPU time), questions/s, turns/s,
 peak RSS and store size.
@@ -100,7 +100,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--flow", action="store_true", help="run the Prefect flow instead")
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "data")
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "perf" / "data")
     args = parser.parse_args()
 
     data = args.data_dir / f"lme_{args.scale}_{args.questions}_seed{args.seed}.json"

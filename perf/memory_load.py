@@ -5,7 +5,7 @@ memory in a fresh vault, adds `--adds` entries one call at a time, awaits consis
 `--searches` searches, then lists its memory: any acknowledged entry missing (lost), stored
 twice (duplicated) or written by another session (foreign) is counted.
 
-    python benchmarks/memory_load.py [--sessions 1,8,32,64] [--adds 200] [--searches 20]
+    python perf/memory_load.py [--sessions 1,8,32,64] [--adds 200] [--searches 20]
         [--no-queue]
 
 Prints one Markdown row per level for docs/performance.md.

@@ -5,7 +5,7 @@ back. Reports the server's busy fraction from the first call's start to the run'
 goal: at least 95%), the harness's own time per call, and where the server idled: each gap
 between calls, named by the stages on either side.
 
-    .venv/bin/python benchmarks/real_server.py [--mode context-only|agentic] [--questions 4]
+    .venv/bin/python perf/real_server.py [--mode context-only|agentic] [--questions 4]
         [--sessions 3] [--turns 4] [--set KEY=VALUE ...]
 
 --set passes settings as LME_* variables, e.g. `--set limits.providers.local.concurrency=2`.
