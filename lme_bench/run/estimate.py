@@ -35,6 +35,7 @@ from lme_bench.judge.locomo_stage import LOCOMO, locomo_input
 from lme_bench.judge.plugin_input import plugin_input
 from lme_bench.judge.prompts import PromptSet, judge_prompts
 from lme_bench.providers.factory import parse_model
+from lme_bench.providers.registry import provider_for
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.reference_memory.tool_results import default_prompts
 from lme_bench.results.estimates import Estimate, StageEstimate
@@ -59,7 +60,7 @@ ASSUMPTIONS = (
 
 def _counter(model: str, settings: Settings) -> tuple[str, bool]:
     spec = parse_model("estimate", model, settings)
-    return spec.label, spec.kind == "fake"
+    return spec.label, provider_for(spec.kind).tokens_are_words
 
 
 def tokens(text: str, fake: bool) -> int:
