@@ -38,6 +38,7 @@ from lme_bench.judge.beam_prompts import (
 from lme_bench.providers.calls import ChatCall, set_call_columns
 from lme_bench.providers.factory import (
     ModelSpec,
+    build_chat_model,
     parse_model,
     retry_policy,
 )
@@ -118,7 +119,8 @@ class NamedBeamJudge:
 def _beam_model(spec: ModelSpec, settings: Settings, models: ModelsSettings) -> ChatCall:
     """The judge's chat call with BEAM's cap and temperature 0 (Anthropic's Messages API for
     an `anthropic` provider, system text apart, as that API takes it)."""
-    return provider_for(spec.kind).chat_call(spec, models, BEAM_JUDGE_MAX_TOKENS)
+    own: ChatCall | None = provider_for(spec.kind).chat_call(spec, models, BEAM_JUDGE_MAX_TOKENS)
+    return own if own is not None else build_chat_model(spec, models, BEAM_JUDGE_MAX_TOKENS)
 
 
 def beam_judges(settings: Settings) -> list[NamedBeamJudge]:

@@ -17,29 +17,31 @@ Each kind is one class in lme_bench.providers.kinds (lme_bench.providers.registr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lme_bench.config.settings import ModelsSettings, ProviderSettings, Settings
 from lme_bench.providers.errors import ModelCaller, ProviderConfigError
 from lme_bench.providers.registry import BUILT_IN, provider_for
 from lme_bench.providers.retry import RetryPolicy
+from lme_bench.providers.spec import ModelSpec
+
+__all__ = [
+    "BUILT_IN",
+    "ModelSpec",
+    "api_key",
+    "build_chat_model",
+    "caller",
+    "check_models",
+    "endpoint",
+    "model_for",
+    "openai_base_url",
+    "parse_model",
+    "problems",
+    "retry_policy",
+]
 
 if TYPE_CHECKING:  # LangChain is imported only when a model is built (a raw run needs none)
     from langchain_core.language_models import BaseChatModel
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSpec:
-    role: str
-    provider: str
-    model: str
-    kind: str
-    provider_settings: ProviderSettings
-
-    @property
-    def label(self) -> str:
-        return f"{self.provider}:{self.model}"
 
 
 def parse_model(role: str, text: str, settings: Settings) -> ModelSpec:
@@ -77,7 +79,7 @@ def endpoint(spec: ModelSpec) -> str | None:
 
 def caller(spec: ModelSpec) -> ModelCaller:
     """Who calls the model where, as its errors name them."""
-    return ModelCaller(spec.role, spec.label, endpoint(spec))
+    return provider_for(spec.kind).caller(spec)
 
 
 def problems(spec: ModelSpec) -> list[str]:

@@ -8,22 +8,11 @@ provider kind classifies its own SDK's errors (`Provider.classify_fault`).
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 from lme_bench.providers.errors import ProviderThrottled, ProviderUnavailable
+from lme_bench.providers.fault_types import CAUSES, Cause, Fault, retry_after
+from lme_bench.providers.registry import fault_classifiers
 
-Cause = Literal["throttled", "timeout", "connection", "server"]
-CAUSES: tuple[Cause, ...] = ("throttled", "timeout", "connection", "server")
-
-Fault = tuple[Cause | None, float | None]  # (cause or None when not retryable, retry-after s)
-
-
-def retry_after(headers: Any) -> float | None:
-    try:
-        value = headers.get("retry-after") if headers is not None else None
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
+__all__ = ["CAUSES", "Cause", "Fault", "classify", "retry_after"]
 
 
 def classify(error: BaseException) -> Fault:
@@ -37,8 +26,6 @@ def classify(error: BaseException) -> Fault:
         return "timeout", None
     if isinstance(error, ConnectionError):
         return "connection", None
-    from lme_bench.providers.registry import fault_classifiers  # the kinds import this
-
     for classify_fault in fault_classifiers():
         found = classify_fault(error)
         if found[0] is not None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import cast
 
 from lme_bench.config.settings import PROVIDER_KINDS, ProviderKind
-from lme_bench.providers.faults import Fault
+from lme_bench.providers.fault_types import Fault
 from lme_bench.providers.kinds.anthropic import Anthropic
 from lme_bench.providers.kinds.base import Provider
 from lme_bench.providers.kinds.bedrock import Bedrock

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lme_bench.config.settings import ModelsSettings
 from lme_bench.providers.errors import ProviderConfigError
@@ -13,8 +13,7 @@ from lme_bench.providers.kinds.base import BodyApi, Provider
 if TYPE_CHECKING:
     from lme_bench.providers.anthropic_messages import AnthropicMessages
     from lme_bench.providers.batch.protocol import BatchApi
-    from lme_bench.providers.calls import ChatCall
-    from lme_bench.providers.factory import ModelSpec
+    from lme_bench.providers.spec import ModelSpec
 
 DEFAULT_ENDPOINT = "https://api.anthropic.com"
 
@@ -48,16 +47,15 @@ class Anthropic(Provider):
     def judge_api(self, spec: ModelSpec, timeout_s: float) -> BodyApi:
         return self._messages(spec, timeout_s)
 
-    def chat_call(self, spec: ModelSpec, models: ModelsSettings, max_tokens: int) -> ChatCall:
+    def chat_call(self, spec: ModelSpec, models: ModelsSettings, max_tokens: int) -> Any:
         """The Messages API with the system text apart, as it takes it; its errors name the
         judge, model and endpoint."""
         from lme_bench.providers.anthropic_chat import AnthropicChat
-        from lme_bench.providers.factory import caller
         from lme_bench.providers.named_errors import CallerNamed
 
         api = self._messages(spec, models.timeout_s)
         chat = AnthropicChat(spec.model, api, max_tokens, temperature=models.temperature or 0.0)
-        return CallerNamed(chat, caller(spec))
+        return CallerNamed(chat, self.caller(spec))
 
     def batch_api(self, spec: ModelSpec, timeout_s: float) -> BatchApi:
         from lme_bench.providers.batch.clients import anthropic_batch_client

@@ -11,18 +11,17 @@ import os
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from lme_bench.config.settings import ModelsSettings
-from lme_bench.providers.errors import ProviderConfigError
-from lme_bench.providers.retry import RetryPolicy
+from lme_bench.providers.errors import ModelCaller, ProviderConfigError
+from lme_bench.providers.retry_policy import RetryPolicy
 
 if TYPE_CHECKING:  # LangChain is imported only when a model is built (a raw run needs none)
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage
 
     from lme_bench.providers.batch.protocol import BatchApi
-    from lme_bench.providers.calls import ChatCall
-    from lme_bench.providers.factory import ModelSpec
-    from lme_bench.providers.faults import Fault
+    from lme_bench.providers.fault_types import Fault
     from lme_bench.providers.judge_shapes import RequestShape
+    from lme_bench.providers.spec import ModelSpec
 
 
 class BodyApi(Protocol):
@@ -52,6 +51,10 @@ class Provider:
     def endpoint(self, spec: ModelSpec) -> str | None:
         """Where the model's requests go (None when there is no server)."""
         return None
+
+    def caller(self, spec: ModelSpec) -> ModelCaller:
+        """Who calls the model where, as its errors name them."""
+        return ModelCaller(spec.role, spec.label, self.endpoint(spec))
 
     def problems(self, spec: ModelSpec) -> list[str]:
         """What stops this model from being used, each with what to do about it."""
@@ -90,11 +93,10 @@ class Provider:
         """The LangChain chat model; `common` holds the cap and temperature to send."""
         raise ProviderConfigError(f"[models] {spec.role}: unsupported provider kind {spec.kind!r}")
 
-    def chat_call(self, spec: ModelSpec, models: ModelsSettings, max_tokens: int) -> ChatCall:
-        """A judge's chat call with system text (BEAM's rubric judge): the chat model."""
-        from lme_bench.providers.factory import build_chat_model
-
-        return build_chat_model(spec, models, max_tokens)
+    def chat_call(self, spec: ModelSpec, models: ModelsSettings, max_tokens: int) -> Any:
+        """A judge's chat call with system text (BEAM's rubric judge) made without LangChain;
+        None: the kind's chat model (lme_bench.providers.factory.build_chat_model)."""
+        return None
 
     def judge_shape(self, model: str) -> RequestShape:
         raise ValueError(f"judge request shape: unsupported provider kind {self.kind!r}")

@@ -8,16 +8,16 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from lme_bench.config.settings import ConfigError, ModelsSettings
-from lme_bench.providers.faults import Cause, Fault
+from lme_bench.providers.fault_types import Cause, Fault
 from lme_bench.providers.judge_shapes import MAX_TOKENS, RequestShape
 from lme_bench.providers.kinds.base import Provider
-from lme_bench.providers.retry import RetryPolicy
+from lme_bench.providers.retry_policy import RetryPolicy
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from lme_bench.providers.batch.protocol import BatchApi
-    from lme_bench.providers.factory import ModelSpec
+    from lme_bench.providers.spec import ModelSpec
 
 _ERROR_CODES: dict[str, Cause] = {
     "ThrottlingException": "throttled",

@@ -13,7 +13,7 @@ from lme_bench.providers.kinds.base import Provider
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from lme_bench.providers.factory import ModelSpec
+    from lme_bench.providers.spec import ModelSpec
 
 
 class Fake(Provider):

@@ -10,15 +10,15 @@ from pydantic import SecretStr
 
 from lme_bench.config.settings import ModelsSettings
 from lme_bench.providers import judge_shapes
-from lme_bench.providers.faults import Fault, retry_after
+from lme_bench.providers.fault_types import Fault, retry_after
 from lme_bench.providers.kinds.base import BodyApi, Provider
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from lme_bench.providers.batch.protocol import BatchApi
-    from lme_bench.providers.factory import ModelSpec
     from lme_bench.providers.judge_shapes import RequestShape
+    from lme_bench.providers.spec import ModelSpec
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 
