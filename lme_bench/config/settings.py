@@ -10,7 +10,7 @@ import os
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -212,12 +212,16 @@ class PriceSettings(_Section):
     output_per_mtok: float = Field(ge=0)
 
 
+# The provider kinds, each one class in lme_bench.providers.kinds (its registry checks the two
+# name the same kinds, in this order).
+ProviderKind = Literal["openai", "openai-compatible", "anthropic", "bedrock", "fake"]
+PROVIDER_KINDS: tuple[str, ...] = get_args(ProviderKind)
+
+
 class ProviderSettings(_Section):
     """A named model provider, e.g. a local OpenAI-compatible server (vLLM, Ollama, …)."""
 
-    kind: Literal["openai", "openai-compatible", "anthropic", "bedrock", "fake"] = (
-        "openai-compatible"
-    )
+    kind: ProviderKind = "openai-compatible"
     base_url: str | None = Field(
         default=None,
         description="OpenAI-compatible endpoint …/v1; anthropic: API root; bedrock: runtime"

@@ -29,15 +29,14 @@ from lme_bench.judge.judge_input import benchmark_scoring, prompted_input, rende
 from lme_bench.judge.official_request import official_body
 from lme_bench.judge.runner import LlmJudge
 from lme_bench.judge.stage import judge_question, judges
-from lme_bench.providers.batch.bedrock_batch import claude_body, is_claude
-from lme_bench.providers.batch.clients import batch_client, bedrock_batch_client
 from lme_bench.providers.batch.protocol import BatchApi, BatchRequest, ItemResult
-from lme_bench.providers.factory import ModelSpec, api_key, openai_base_url, parse_model
+from lme_bench.providers.factory import ModelSpec, parse_model
+from lme_bench.providers.registry import provider_for, titles_where
 from lme_bench.results.batch_jobs import BatchJob, record_outcome, refresh_job, submit_or_find
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 STAGE = "judge"
-BATCH_KINDS = ("openai", "openai-compatible", "anthropic", "bedrock")
+_BATCH_TITLES = titles_where(lambda provider: provider.judge_batch)
 ApiFactory = Callable[[ModelSpec, Settings], BatchApi]
 
 
@@ -67,43 +66,26 @@ def judge_specs(settings: Settings) -> list[ModelSpec]:
         if not text:
             continue
         spec = parse_model("judge", text, settings)
-        if spec.kind not in BATCH_KINDS:
+        provider = provider_for(spec.kind)
+        if not provider.judge_batch:
             raise ConfigError(
                 f"[judge] batch = true: the judge '{spec.label}' is served by a {spec.kind!r} "
-                f"provider, which has no batch API here (OpenAI, OpenAI-compatible,"
-                f" Anthropic or Bedrock only)"
+                f"provider, which has no batch API here ({_BATCH_TITLES} only)"
             )
-        if spec.kind == "bedrock":
-            _check_bedrock(spec)
+        provider.check_batch(spec, _where(spec))
         specs.append(spec)
     return specs
 
 
-def _check_bedrock(spec: ModelSpec) -> None:
-    where = f"[judge] batch = true: the judge '{spec.label}'"
-    if not is_claude(spec.model):
-        raise ConfigError(f"{where}: Bedrock batch jobs are sent for Claude models only here")
-    provider = spec.provider_settings
-    if not provider.batch_s3_uri or not provider.batch_role_arn:
-        raise ConfigError(
-            f"{where}: set [providers.{spec.provider}] batch_s3_uri (s3://bucket/prefix) and"
-            " batch_role_arn (the role Bedrock reads and writes it as)"
-        )
+def _where(spec: ModelSpec) -> str:
+    return f"[judge] batch = true: the judge '{spec.label}'"
 
 
 def batch_api(spec: ModelSpec, settings: Settings) -> BatchApi:
     """The batch API of the judge's provider."""
-    timeout_s = settings.models.timeout_s
-    provider = spec.provider_settings
-    if spec.kind == "bedrock":
-        _check_bedrock(spec)
-        s3_uri, role = provider.batch_s3_uri or "", provider.batch_role_arn or ""
-        return bedrock_batch_client(spec.model, provider.region, s3_uri, role, timeout_s)
-    if spec.kind == "anthropic":
-        base_url = spec.provider_settings.base_url
-        return batch_client(spec.kind, api_key(spec) or "", base_url, timeout_s)
-    key = api_key(spec) or "not-needed"
-    return batch_client(spec.kind, key, openai_base_url(spec), timeout_s)
+    provider = provider_for(spec.kind)
+    provider.check_batch(spec, _where(spec))
+    return provider.batch_api(spec, settings.models.timeout_s)
 
 
 def opaque_id(*parts: object) -> str:
@@ -146,13 +128,9 @@ def request_body(judge: LlmJudge, model: str, prompt: str, kind: str = "openai")
     model family's nearest body), else the official judge body. Bedrock's batch records hold
     the model's own body (Claude's), with the Converse request's cap and temperature."""
     shape = getattr(judge.model, "request_shape", None)
-    if kind == "bedrock" and shape is not None:
-        config = shape.field_value("inferenceConfig")
-        return claude_body(prompt, int(config["maxTokens"]), float(config["temperature"]))
-    if shape is not None:
-        body: dict[str, Any] = shape.body(model, prompt)
-        return body
-    return official_body(model, prompt)
+    if shape is None:
+        return official_body(model, prompt)
+    return provider_for(kind).batch_body(shape, model, prompt)
 
 
 def _specs_by_provider(settings: Settings) -> dict[str, ModelSpec]:

@@ -34,19 +34,14 @@ from lme_bench.judge.beam_prompts import (
     BeamPromptsError,
     load_beam_prompts,
 )
-from lme_bench.providers.anthropic_chat import AnthropicChat
-from lme_bench.providers.anthropic_messages import AnthropicMessages
 from lme_bench.providers.calls import ChatCall, set_call_columns
-from lme_bench.providers.errors import ProviderConfigError
 from lme_bench.providers.factory import (
     ModelSpec,
-    api_key,
     build_chat_model,
-    caller,
     parse_model,
     retry_policy,
 )
-from lme_bench.providers.named_errors import CallerNamed
+from lme_bench.providers.registry import provider_for
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 PROMPT_VERSION = "beam-official"
@@ -121,16 +116,10 @@ class NamedBeamJudge:
 
 
 def _beam_model(spec: ModelSpec, settings: Settings, models: ModelsSettings) -> ChatCall:
-    """The judge's chat call with BEAM's cap and temperature 0: Anthropic's Messages API for
-    an `anthropic` provider (system text apart, as that API takes it), else the chat model."""
-    if spec.kind != "anthropic":
-        return build_chat_model(spec, models, BEAM_JUDGE_MAX_TOKENS)
-    key = api_key(spec)
-    if not key:
-        raise ProviderConfigError(f"[models] {spec.role} = '{spec.label}': no API key set")
-    api = AnthropicMessages(key, spec.provider_settings.base_url, settings.models.timeout_s)
-    chat = AnthropicChat(spec.model, api, BEAM_JUDGE_MAX_TOKENS, temperature=0.0)
-    return CallerNamed(chat, caller(spec))  # its errors name the judge, model and endpoint
+    """The judge's chat call with BEAM's cap and temperature 0 (Anthropic's Messages API for
+    an `anthropic` provider, system text apart, as that API takes it)."""
+    own: ChatCall | None = provider_for(spec.kind).chat_call(spec, models, BEAM_JUDGE_MAX_TOKENS)
+    return own if own is not None else build_chat_model(spec, models, BEAM_JUDGE_MAX_TOKENS)
 
 
 def beam_judges(settings: Settings) -> list[NamedBeamJudge]:

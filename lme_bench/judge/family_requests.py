@@ -1,7 +1,8 @@
 """The judge's model call for each provider kind, sending the body its family takes
-(lme_bench.judge.request_shapes). Every judge request object has a `request_shape`, the shape
-it sends, and answers one user message with an AIMessage carrying token usage, so retries,
-limits and accounting (lme_bench.providers.calls) treat all of them alike."""
+(lme_bench.judge.request_shapes; each kind's hooks in lme_bench.providers.kinds). Every judge
+request object has a `request_shape`, the shape it sends, and answers one user message with an
+AIMessage carrying token usage, so retries, limits and accounting (lme_bench.providers.calls)
+treat all of them alike."""
 
 from __future__ import annotations
 
@@ -11,19 +12,12 @@ from typing import Any, Protocol
 from langchain_core.messages import AIMessage, BaseMessage
 
 from lme_bench.config.settings import Settings
-from lme_bench.judge.official_request import OfficialJudgeRequest, one_prompt
+from lme_bench.judge.official_request import ShapedJudgeRequest
 from lme_bench.judge.request_shapes import RequestShape, request_shape
 from lme_bench.providers.calls import ChatCall
-from lme_bench.providers.errors import ProviderConfigError
-from lme_bench.providers.factory import (
-    ModelSpec,
-    api_key,
-    build_chat_model,
-    caller,
-    openai_base_url,
-    parse_model,
-)
+from lme_bench.providers.factory import ModelSpec, build_chat_model, caller, parse_model
 from lme_bench.providers.named_errors import CallerNamed
+from lme_bench.providers.registry import provider_for
 
 
 class JudgeRequest(Protocol):
@@ -32,20 +26,6 @@ class JudgeRequest(Protocol):
     request_shape: RequestShape
 
     async def ainvoke(self, messages: Sequence[BaseMessage], /) -> AIMessage: ...
-
-
-class AnthropicJudgeRequest:
-    """The judge request on Anthropic's Messages API."""
-
-    def __init__(self, model: str, api_key: str, base_url: str | None, timeout_s: float) -> None:
-        from lme_bench.providers.anthropic_messages import AnthropicMessages
-
-        self.model = model
-        self.request_shape = request_shape("anthropic", model)
-        self._api = AnthropicMessages(api_key, base_url, timeout_s)
-
-    async def ainvoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
-        return await self._api.create(self.request_shape.body(self.model, one_prompt(messages)))
 
 
 class ChatModelJudgeRequest:
@@ -77,20 +57,14 @@ class NamedJudgeRequest(CallerNamed):
 
 
 def judge_request(spec: ModelSpec, settings: Settings) -> JudgeRequest:
-    """The judge's model call for `spec`, sending its family's request shape."""
-    shape = request_shape(spec.kind, spec.model)
-    timeout_s = settings.models.timeout_s
-    if spec.kind in ("openai", "openai-compatible"):
-        key = api_key(spec) or "not-needed"
-        official = OfficialJudgeRequest(spec.model, key, openai_base_url(spec), timeout_s, shape)
-        return NamedJudgeRequest(official, spec)
-    if spec.kind == "anthropic":
-        anthropic_key = api_key(spec)
-        if not anthropic_key:
-            raise ProviderConfigError(f"[models] {spec.role} = '{spec.label}': no API key set")
-        base_url = spec.provider_settings.base_url
-        anthropic = AnthropicJudgeRequest(spec.model, anthropic_key, base_url, timeout_s)
-        return NamedJudgeRequest(anthropic, spec)
+    """The judge's model call for `spec`, sending its family's request shape: as is where its
+    provider kind has a judge endpoint (OpenAI's SDK, Anthropic's Messages API), else through
+    the chat model built with the shape's cap and temperature."""
+    provider = provider_for(spec.kind)
+    shape = provider.judge_shape(spec.model)
+    api = provider.judge_api(spec, settings.models.timeout_s)
+    if api is not None:
+        return NamedJudgeRequest(ShapedJudgeRequest(spec.model, shape, api), spec)
     cap, temperature = _cap_and_temperature(shape)
     models = settings.models.model_copy(update={"temperature": temperature})
     return ChatModelJudgeRequest(build_chat_model(spec, models, cap), shape)

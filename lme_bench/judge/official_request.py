@@ -16,8 +16,15 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from lme_bench.judge.request_shapes import MAX_TOKENS, OFFICIAL, RequestShape, request_shape
+from lme_bench.providers.kinds.base import BodyApi
 
-__all__ = ["MAX_TOKENS", "OfficialJudgeRequest", "official_body", "one_prompt"]
+__all__ = [
+    "MAX_TOKENS",
+    "OfficialJudgeRequest",
+    "ShapedJudgeRequest",
+    "official_body",
+    "one_prompt",
+]
 
 
 def official_body(model: str, prompt: str) -> dict[str, Any]:
@@ -32,11 +39,23 @@ def one_prompt(messages: Sequence[BaseMessage]) -> str:
     return message.content
 
 
-class OfficialJudgeRequest:
-    """Sends one user message as the official judge request, or the body `request_shape` gives
-    (by default the one for this model on OpenAI), with no SDK retries (ours retry), over the
-    process's loop-safe HTTP client (lme_bench.providers.http_clients), which is shared and so
-    never closed here."""
+class ShapedJudgeRequest:
+    """Sends one user message as `request_shape`'s body to `api` (a provider kind's judge
+    endpoint, `Provider.judge_api`)."""
+
+    def __init__(self, model: str, shape: RequestShape, api: BodyApi) -> None:
+        self.model = model
+        self.request_shape = shape
+        self._api = api
+
+    async def ainvoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        return await self._api.create(self.request_shape.body(self.model, one_prompt(messages)))
+
+
+class OfficialJudgeRequest(ShapedJudgeRequest):
+    """Sends one user message as the official judge request, or the body `shape` gives (by
+    default the one for this model on OpenAI), over the `openai` SDK
+    (lme_bench.providers.openai_chat)."""
 
     def __init__(
         self,
@@ -46,32 +65,7 @@ class OfficialJudgeRequest:
         timeout_s: float,
         shape: RequestShape | None = None,
     ) -> None:
-        from openai import AsyncOpenAI
+        from lme_bench.providers.openai_chat import OpenAIChatCompletions
 
-        from lme_bench.providers.http_clients import model_http_client
-
-        self.model = model
-        self.request_shape = shape or request_shape("openai", model)
-        self._client = AsyncOpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout_s,
-            max_retries=0,
-            http_client=model_http_client(base_url),
-        )
-
-    async def ainvoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
-        body = self.request_shape.body(self.model, one_prompt(messages))
-        completion = await self._client.chat.completions.create(**body)
-        choice = completion.choices[0]
-        usage = completion.usage
-        tokens = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
-        return AIMessage(
-            content=choice.message.content or "",
-            response_metadata={"finish_reason": choice.finish_reason},
-            usage_metadata={
-                "input_tokens": tokens[0],
-                "output_tokens": tokens[1],
-                "total_tokens": sum(tokens),
-            },
-        )
+        api = OpenAIChatCompletions(api_key, base_url, timeout_s)
+        super().__init__(model, shape or request_shape("openai", model), api)

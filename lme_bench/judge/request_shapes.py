@@ -15,139 +15,44 @@ servers. Other families get the nearest body they accept:
   empty `system` list langchain-aws sends).
 - The scripted fake: temperature 0 and 10 tokens, though nothing is sent.
 
-`request_shape(kind, model)` gives the shape; `RequestShape.body(model, prompt)` the exact body
-sent, and `record(model)` that body with the prompt left out, for the run manifest.
+`request_shape(kind, model)` gives the shape (each provider kind's `judge_shape`,
+lme_bench.providers.kinds); `RequestShape.body(model, prompt)` the exact body sent, and
+`record(model)` that body with the prompt left out, for the run manifest.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-from typing import Any, Literal
-
-MAX_TOKENS = 10  # the official judge's output cap
-# A yes/no judgement at the lowest effort takes a few hundred reasoning tokens at most; the cap
-# leaves room for longer reasoning on hard cases, and a reply it still cuts is counted in the
-# score rows' `capped_replies` (it reads as unreadable, so wrong, by the official rule).
-REASONING_CAP = 2048
-PROMPT = "<prompt>"  # stands for the judge prompt in a recorded body
-
-Family = Literal[
-    "openai-official", "openai-reasoning", "anthropic-messages", "bedrock-converse", "fake"
-]
-Layout = Literal["chat", "converse"]
-
-_O_SERIES = re.compile(r"^o\d")  # o1, o1-mini, o3, o3-mini, o4-mini, …
-_GPT5 = re.compile(r"^gpt-5(?P<minor>\.\d+)?(?P<rest>.*)$")
-# Models that answer 400 to any reasoning_effort at all.
-_NO_EFFORT = re.compile(r"^o1-(mini|preview)")
-
-
-@dataclass(frozen=True, slots=True)
-class RequestShape:
-    """One family's judge request: every body field besides the model and the prompt."""
-
-    family: Family
-    endpoint: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    differs: str = ""  # why it is not the official body ("" when it is)
-    layout: Layout = "chat"
-
-    def body(self, model: str, prompt: str) -> dict[str, Any]:
-        """The request body exactly as sent (Converse: the model goes in the URL instead)."""
-        if self.layout == "converse":
-            return {"messages": [{"role": "user", "content": [{"text": prompt}]}], **self.fields}
-        return {"model": model, "messages": [{"role": "user", "content": prompt}], **self.fields}
-
-    def record(self, model: str) -> dict[str, Any]:
-        """What the manifest keeps: the family, endpoint and body with the prompt as PROMPT."""
-        return {
-            "family": self.family,
-            "endpoint": self.endpoint.format(model=model),
-            "body": self.body(model, PROMPT),
-            "differs_from_official": self.differs or None,
-        }
-
-    def field_value(self, *path: str) -> Any:
-        """A field's value, e.g. field_value("inferenceConfig", "maxTokens")."""
-        value: Any = self.fields
-        for key in path:
-            value = value[key]
-        return value
-
-
-OFFICIAL = RequestShape(
-    "openai-official",
-    "POST /chat/completions",
-    {"n": 1, "temperature": 0, "max_tokens": MAX_TOKENS},
+from lme_bench.providers.judge_shapes import (
+    MAX_TOKENS,
+    OFFICIAL,
+    PROMPT,
+    REASONING_CAP,
+    Family,
+    Layout,
+    RequestShape,
+    is_openai_reasoning,
+    openai_reasoning_shape,
 )
+from lme_bench.providers.registry import PROVIDERS
 
-
-def is_openai_reasoning(model: str) -> bool:
-    """An OpenAI model that rejects `max_tokens` and a temperature other than 1 (a name after
-    a gateway's "openai/" prefix counts too)."""
-    name = model.rsplit("/", 1)[-1].lower()
-    return bool(_O_SERIES.match(name) or _GPT5.match(name))
-
-
-def _reasoning_effort(name: str) -> str | None:
-    """The lowest effort the model accepts; None where it accepts no reasoning_effort field."""
-    if _NO_EFFORT.match(name):
-        return None
-    gpt5 = _GPT5.match(name)
-    if gpt5 is None:
-        return "low"  # the o-series: low, medium, high
-    if "chat" in gpt5["rest"]:
-        return None  # gpt-5-chat-latest and kin: ChatGPT's chat model, no reasoning field
-    # gpt-5 (mini, nano): minimal, low, medium, high; gpt-5.1 and later: none (their default)
-    return "none" if gpt5["minor"] else "minimal"
-
-
-def openai_reasoning_shape(model: str) -> RequestShape:
-    name = model.rsplit("/", 1)[-1].lower()
-    fields: dict[str, Any] = {"n": 1, "max_completion_tokens": REASONING_CAP}
-    effort = _reasoning_effort(name)
-    if effort is not None:
-        fields["reasoning_effort"] = effort
-    return RequestShape(
-        "openai-reasoning",
-        "POST /chat/completions",
-        fields,
-        differs=(
-            "OpenAI reasoning model: it rejects max_tokens and temperature 0, so the cap is "
-            f"max_completion_tokens {REASONING_CAP} (reasoning tokens count against it) and "
-            "the temperature is the model's fixed 1"
-            + (f"; reasoning_effort {effort}, the lowest it accepts" if effort else "")
-        ),
-    )
+__all__ = [
+    "MAX_TOKENS",
+    "OFFICIAL",
+    "PROMPT",
+    "REASONING_CAP",
+    "Family",
+    "Layout",
+    "RequestShape",
+    "is_openai_reasoning",
+    "openai_reasoning_shape",
+    "request_shape",
+]
 
 
 def request_shape(kind: str, model: str) -> RequestShape:
-    """The judge request for a model of provider `kind` ("openai", "openai-compatible",
-    "anthropic", "bedrock", "fake")."""
-    if kind in ("openai", "openai-compatible"):
-        return openai_reasoning_shape(model) if is_openai_reasoning(model) else OFFICIAL
-    if kind == "anthropic":
-        return RequestShape(
-            "anthropic-messages",
-            "POST /v1/messages",
-            {"temperature": 0, "max_tokens": MAX_TOKENS},
-            differs="Anthropic Messages API: no n (it rejects unknown fields, answers once)",
-        )
-    if kind == "bedrock":
-        return RequestShape(
-            "bedrock-converse",
-            "POST /model/{model}/converse",
-            # langchain-aws sends the (empty) system prompt list with every Converse request
-            {"system": [], "inferenceConfig": {"maxTokens": MAX_TOKENS, "temperature": 0.0}},
-            differs="Bedrock Converse API: the cap and temperature in inferenceConfig, no n",
-            layout="converse",
-        )
-    if kind == "fake":
-        return RequestShape(
-            "fake",
-            "in process (no request)",
-            {"temperature": 0.0, "max_tokens": MAX_TOKENS},
-            differs="the scripted fake model: nothing is sent",
-        )
-    raise ValueError(f"judge request shape: unsupported provider kind {kind!r}")
+    """The judge request for a model of provider `kind` (a kind lme_bench.providers.registry
+    names)."""
+    provider = PROVIDERS.get(kind)
+    if provider is None:
+        raise ValueError(f"judge request shape: unsupported provider kind {kind!r}")
+    return provider.judge_shape(model)

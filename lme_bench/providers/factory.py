@@ -12,52 +12,36 @@
                                     OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio)
 
 SDKs are imported only when a model of theirs is built. Keys come from the environment only.
+Each kind is one class in lme_bench.providers.kinds (lme_bench.providers.registry lists them).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import SecretStr
+from typing import TYPE_CHECKING, Any
 
 from lme_bench.config.settings import ModelsSettings, ProviderSettings, Settings
 from lme_bench.providers.errors import ModelCaller, ProviderConfigError
+from lme_bench.providers.registry import BUILT_IN, provider_for
 from lme_bench.providers.retry import RetryPolicy
+from lme_bench.providers.spec import ModelSpec
+
+__all__ = [
+    "BUILT_IN",
+    "ModelSpec",
+    "api_key",
+    "build_chat_model",
+    "caller",
+    "check_models",
+    "endpoint",
+    "model_for",
+    "openai_base_url",
+    "parse_model",
+    "problems",
+    "retry_policy",
+]
 
 if TYPE_CHECKING:  # LangChain is imported only when a model is built (a raw run needs none)
     from langchain_core.language_models import BaseChatModel
-
-ProviderKind = Literal["openai", "openai-compatible", "anthropic", "bedrock", "fake"]
-BUILT_IN: dict[str, ProviderKind] = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "bedrock": "bedrock",
-    "fake": "fake",
-}
-_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-# Kinds whose models only the judge can use (its request is sent without LangChain).
-JUDGE_ONLY = ("anthropic",)
-_SDK = {
-    "openai": "langchain_openai",
-    "openai-compatible": "langchain_openai",
-    "bedrock": "langchain_aws",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSpec:
-    role: str
-    provider: str
-    model: str
-    kind: str
-    provider_settings: ProviderSettings
-
-    @property
-    def label(self) -> str:
-        return f"{self.provider}:{self.model}"
 
 
 def parse_model(role: str, text: str, settings: Settings) -> ModelSpec:
@@ -80,79 +64,27 @@ def parse_model(role: str, text: str, settings: Settings) -> ModelSpec:
 
 
 def api_key(spec: ModelSpec) -> str | None:
-    env = spec.provider_settings.api_key_env or _KEY_ENV.get(spec.kind)
-    return os.environ.get(env) if env else None
+    return provider_for(spec.kind).api_key(spec)
 
 
 def openai_base_url(spec: ModelSpec) -> str | None:
     """An OpenAI-compatible provider's base URL; OpenAI's own honours OPENAI_BASE_URL."""
-    if spec.provider_settings.base_url:
-        return spec.provider_settings.base_url
-    return os.environ.get("OPENAI_BASE_URL") if spec.kind == "openai" else None
-
-
-_DEFAULT_ENDPOINTS = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-}
+    return provider_for(spec.kind).base_url(spec)
 
 
 def endpoint(spec: ModelSpec) -> str | None:
     """Where the model's requests go (None for the fakes, which have no server)."""
-    if spec.kind in ("openai", "openai-compatible"):
-        return openai_base_url(spec) or _DEFAULT_ENDPOINTS["openai"]
-    if spec.kind == "anthropic":
-        return spec.provider_settings.base_url or _DEFAULT_ENDPOINTS["anthropic"]
-    if spec.kind == "bedrock":
-        region = spec.provider_settings.region or os.environ.get("AWS_REGION")
-        return spec.provider_settings.base_url or f"bedrock-runtime ({region or 'AWS default'})"
-    return None
+    return provider_for(spec.kind).endpoint(spec)
 
 
 def caller(spec: ModelSpec) -> ModelCaller:
     """Who calls the model where, as its errors name them."""
-    return ModelCaller(spec.role, spec.label, endpoint(spec))
+    return provider_for(spec.kind).caller(spec)
 
 
 def problems(spec: ModelSpec) -> list[str]:
     """What stops this model from being used, each with what to do about it."""
-    found = []
-    where = f"[models] {spec.role} = '{spec.label}'"
-    sdk = _SDK.get(spec.kind)
-    if sdk and importlib.util.find_spec(sdk) is None:
-        found.append(
-            f"{where}: the {sdk} package is not installed (pip install {sdk.replace('_', '-')})"
-        )
-    if spec.kind in _KEY_ENV and not api_key(spec):
-        env = spec.provider_settings.api_key_env or _KEY_ENV[spec.kind]
-        found.append(f"{where}: set {env} in the environment")
-    if spec.kind in JUDGE_ONLY and spec.role != "judge":
-        found.append(
-            f"{where}: a {spec.kind} model can only judge; for this role use it through "
-            "Bedrock (bedrock:anthropic.…) or an OpenAI-compatible gateway"
-        )
-    if spec.kind == "openai-compatible":
-        if not spec.provider_settings.base_url:
-            found.append(f"{where}: set [providers.{spec.provider}] base_url")
-        key_env = spec.provider_settings.api_key_env
-        if key_env and not os.environ.get(key_env):
-            found.append(f"{where}: set {key_env} in the environment")
-    if spec.kind == "bedrock" and not problems_free_bedrock(spec):
-        found.append(
-            f"{where}: no AWS credentials found (set AWS_PROFILE or AWS_ACCESS_KEY_ID/"
-            "AWS_SECRET_ACCESS_KEY, or run on a role) and a region ([providers.bedrock] region "
-            "or AWS_REGION)"
-        )
-    return found
-
-
-def problems_free_bedrock(spec: ModelSpec) -> bool:
-    if importlib.util.find_spec("boto3") is None:
-        return True  # reported as a missing SDK already
-    import boto3
-
-    session = boto3.Session(region_name=spec.provider_settings.region)
-    return session.get_credentials() is not None and session.region_name is not None
+    return provider_for(spec.kind).problems(spec)
 
 
 def check_models(
@@ -177,12 +109,8 @@ def check_models(
 
 
 def retry_policy(spec: ModelSpec, models: ModelsSettings) -> RetryPolicy:
-    """Longer waits on Bedrock throttling (its quotas refill slowly), ours elsewhere."""
-    if spec.kind == "bedrock":
-        return RetryPolicy(
-            attempts=models.retry_attempts, throttle_base_s=5.0, throttle_cap_s=600.0
-        )
-    return RetryPolicy(attempts=models.retry_attempts)
+    """The retry policy of the model's provider kind (longer waits on Bedrock throttling)."""
+    return provider_for(spec.kind).retry_policy(models)
 
 
 def model_for(role: str, settings: Settings) -> tuple[BaseChatModel, RetryPolicy, ModelSpec]:
@@ -208,55 +136,9 @@ def build_chat_model(
 
 
 def _chat_model(spec: ModelSpec, models: ModelsSettings, max_tokens: int | None) -> BaseChatModel:
-    from lme_bench.providers.fake import ScriptedChatModel
-    from lme_bench.providers.fake_policies import fake_policy, policy_names
-
     if max_tokens is None:
         raise ProviderConfigError(f"[models] {spec.role}: every request needs an output cap")
     common: dict[str, Any] = {"max_tokens": max_tokens}
     if models.temperature is not None:
         common["temperature"] = models.temperature
-    if spec.kind == "fake":
-        policy = fake_policy(spec.model)
-        if policy is None:
-            known = ", ".join(policy_names())
-            raise ProviderConfigError(
-                f"[models] {spec.role}: unknown fake model {spec.model!r} ({known})"
-            )
-        return ScriptedChatModel(
-            model_name=spec.model,
-            script=[policy],
-            latency_s=spec.provider_settings.latency_s,
-            max_tokens=max_tokens,
-        )
-    if spec.kind in ("openai", "openai-compatible"):
-        from langchain_openai import ChatOpenAI
-
-        from lme_bench.providers.http_clients import model_http_client
-
-        key = api_key(spec) or "not-needed"
-        base_url = openai_base_url(spec)
-        if models.seed is not None:
-            common["seed"] = models.seed
-        if spec.kind == "openai-compatible":
-            # LangChain sends the cap as OpenAI's newer `max_completion_tokens`, which servers
-            # such as llama.cpp's ignore (they then generate until the context is full); every
-            # OpenAI-compatible server reads `max_tokens`.
-            common["extra_body"] = {"max_tokens": common.pop("max_tokens")}
-        return ChatOpenAI(
-            model=spec.model,
-            api_key=SecretStr(key),
-            base_url=base_url,
-            timeout=models.timeout_s,
-            max_retries=0,
-            http_async_client=model_http_client(base_url),  # safe on every event loop
-            **common,
-        )
-    if spec.kind == "bedrock":
-        from lme_bench.providers.bedrock import bedrock_chat_model
-
-        settings = spec.provider_settings
-        return bedrock_chat_model(
-            spec.model, settings.region, settings.base_url, models.timeout_s, **common
-        )
-    raise ProviderConfigError(f"[models] {spec.role}: unsupported provider kind {spec.kind!r}")
+    return provider_for(spec.kind).build(spec, models, max_tokens, common)

@@ -24,15 +24,15 @@ from langchain_core.messages import AIMessage, BaseMessage, messages_to_dict
 
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.providers.batch.clients import batch_client
 from lme_bench.providers.batch.protocol import BatchApi, BatchRequest
-from lme_bench.providers.factory import ModelSpec, api_key, model_for, openai_base_url
+from lme_bench.providers.factory import ModelSpec, model_for
+from lme_bench.providers.registry import provider_for, titles_where
 from lme_bench.qa.stage import answer_question
 from lme_bench.results.batch_jobs import BatchJob, record_outcome, refresh_job, submit_or_find
 from lme_bench.results.qa_tables import HypothesisRow
 
 STAGE = "answer"
-BATCH_KINDS = ("openai", "openai-compatible")
+_BATCH_TITLES = titles_where(lambda provider: provider.answer_batch)
 ApiFactory = Callable[[ModelSpec, Settings], BatchApi]
 
 
@@ -73,10 +73,10 @@ class _JobReply:
 def reader_spec(settings: Settings) -> ModelSpec:
     """The QA model, checked for a batch job: a provider with one, and one call per question."""
     _, _, spec = model_for("qa", settings)
-    if spec.kind not in BATCH_KINDS:
+    if not provider_for(spec.kind).answer_batch:
         raise ConfigError(
             f"[qa] batch = true: the QA model '{spec.label}' is served by a {spec.kind!r} "
-            "provider, which has no batch API here (OpenAI or OpenAI-compatible only)"
+            f"provider, which has no batch API here ({_BATCH_TITLES} only)"
         )
     if settings.qa.strategy != "single" or settings.qa.rerank:
         raise ConfigError(
@@ -87,8 +87,7 @@ def reader_spec(settings: Settings) -> ModelSpec:
 
 
 def openai_batch_api(spec: ModelSpec, settings: Settings) -> BatchApi:
-    key = api_key(spec) or "not-needed"
-    return batch_client(spec.kind, key, openai_base_url(spec), settings.models.timeout_s)
+    return provider_for(spec.kind).batch_api(spec, settings.models.timeout_s)
 
 
 def request_body(messages: list[BaseMessage], settings: Settings) -> dict[str, Any]:

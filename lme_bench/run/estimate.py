@@ -32,6 +32,7 @@ from lme_bench.ingest.fingerprint import writes_with_own_tools
 from lme_bench.judge.judge_input import benchmark_scoring, prompted_input, rendered
 from lme_bench.judge.prompts import PromptSet, judge_prompts
 from lme_bench.providers.factory import parse_model
+from lme_bench.providers.registry import provider_for
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.reference_memory.tool_results import default_prompts
 from lme_bench.results.estimates import Estimate, StageEstimate
@@ -56,7 +57,7 @@ ASSUMPTIONS = (
 
 def _counter(model: str, settings: Settings) -> tuple[str, bool]:
     spec = parse_model("estimate", model, settings)
-    return spec.label, spec.kind == "fake"
+    return spec.label, provider_for(spec.kind).tokens_are_words
 
 
 def tokens(text: str, fake: bool) -> int:

@@ -229,7 +229,7 @@ def test_a_second_judges_provider_is_in_the_judge_key(tmp_path: Path) -> None:
 def test_a_judge_sent_another_body_than_the_official_has_it_in_its_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lme_bench.judge import request_shapes
+    from lme_bench.providers import judge_shapes as request_shapes
 
     def judge_key(model: str) -> str | None:
         return _key("judge", _settings(tmp_path, **{"models.judge": model}))

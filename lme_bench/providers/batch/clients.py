@@ -1,5 +1,6 @@
 """One batch API client per provider endpoint and key in a process: a run looks at its jobs
-many times, and each client keeps its connections alive between looks."""
+many times, and each client keeps its connections alive between looks. Each provider kind
+picks its own (`Provider.batch_api`)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,14 @@ from lme_bench.providers.batch.protocol import BatchApi
 
 
 @functools.lru_cache(maxsize=16)
-def batch_client(kind: str, api_key: str, base_url: str | None, timeout_s: float) -> BatchApi:
-    """The client of `kind`'s batch API: "anthropic", else OpenAI's (OpenAI-compatible too)."""
-    if kind == "anthropic":
-        return AnthropicBatchApi(api_key, base_url, timeout_s)
+def openai_batch_client(api_key: str, base_url: str | None, timeout_s: float) -> BatchApi:
+    """OpenAI's batch API (OpenAI-compatible servers' too)."""
     return OpenAIBatchApi(api_key, base_url, timeout_s)
+
+
+@functools.lru_cache(maxsize=16)
+def anthropic_batch_client(api_key: str, base_url: str | None, timeout_s: float) -> BatchApi:
+    return AnthropicBatchApi(api_key, base_url, timeout_s)
 
 
 def bedrock_batch_client(
