@@ -85,7 +85,9 @@ class StageRuns:
         self.reingest = by_stage["ingest"].with_options(refresh_cache=True)
 
     def _ingestion_id(self, job: Job) -> str | None:
-        return self.collector.ingestion_id(job.index) if job.stage == "judge" else None
+        if not stage_spec(job.stage).takes_ingestion:
+            return None
+        return self.collector.ingestion_id(job.index)
 
     def lookup(self, job: Job) -> tuple[bool, Any]:
         """The job's result when the cache holds it (no task run)."""
@@ -110,8 +112,9 @@ class StageRuns:
         ref = self.refs[job.index]
         task = self.reingest if _memory_gone(job) else self.by_stage[job.stage]
         arguments: dict[str, Any] = {stage_spec(job.stage).given_as: as_is(job.upstream)}
-        if job.stage == "judge":
-            arguments["ingestion_id"] = self.collector.ingestion_id(job.index)
+        ingestion_id = self._ingestion_id(job)
+        if ingestion_id is not None:
+            arguments["ingestion_id"] = ingestion_id
         with tags(*self._labels(job)):
             future: PrefectFuture[Any] = task.submit(
                 ref=as_is(ref), settings=as_is(self.settings), scope=self.scope, **arguments

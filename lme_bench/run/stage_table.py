@@ -28,6 +28,9 @@ class StageSpec:
     given_as: str  # the parameter its task takes that result by
     section: str  # the settings section the stage reads
     not_hashed: frozenset[str] = frozenset()  # fields of the section that change no result
+    # its key (and its task) also take the ingestion behind its input: a memory filled again
+    # redoes it even where the stages between come out the same
+    takes_ingestion: bool = False
 
     def section_settings(self, settings: Settings) -> dict[str, Any]:
         """The section's fields the stage's cache key hashes: every one but `not_hashed`."""
@@ -55,6 +58,7 @@ STAGE_TABLE: tuple[StageSpec, ...] = (
         "judge",
         # the prompts' contents are hashed instead, BEAM's checkout by its files' digests
         frozenset({"prompts_dir", "beam_repo", *HOW_SENT}),
+        takes_ingestion=True,
     ),
 )
 

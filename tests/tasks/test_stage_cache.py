@@ -49,3 +49,20 @@ def test_a_task_refreshing_its_cache_or_keeping_nothing_finds_nothing(
     assert _cache(persist_result=False).lookup("judge-q1-abc") == (False, None)
     _cache(persist_result=False).keep([("judge-q2-abc", "not kept")])
     assert not (tmp_path / "judge-q2-abc").exists()
+
+
+def test_each_stages_task_takes_what_the_stage_table_says(tmp_path: Path) -> None:
+    """The flow passes a stage's input by the table's name, and the ingestion to the stages the
+    table says take it; the cache policy reads them back by the same names."""
+    import inspect
+
+    from lme_bench.config.settings import Settings
+    from lme_bench.run.stage_table import STAGE_TABLE
+
+    settings = Settings.model_validate({"run": {"results_dir": str(tmp_path)}})
+    by_stage = benchmark.per_question_tasks(settings)
+    assert list(by_stage) == [spec.name for spec in STAGE_TABLE]
+    for spec in STAGE_TABLE:
+        parameters = inspect.signature(by_stage[spec.name].fn).parameters
+        assert spec.given_as in parameters
+        assert ("ingestion_id" in parameters) == spec.takes_ingestion
