@@ -148,10 +148,13 @@ def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
             return _regressed_state(regressed)
 
 
-def _checked_plan(request: RunRequest, record: bool) -> tuple[Settings, steps.RunPlan]:
-    """The request's settings and plan, refused (SettingsChanged) when its run id recorded
-    other settings; with `record`, a request that is no replay records them."""
-    settings = request.settings()
+def _checked_plan(
+    request: RunRequest, record: bool, settings: Settings | None = None
+) -> tuple[Settings, steps.RunPlan]:
+    """The request's settings (`settings` when already read) and plan, refused
+    (SettingsChanged) when its run id recorded other settings; with `record`, a request that
+    is no replay records them."""
+    settings = settings or request.settings()
     plan = steps.plan_run(settings)
     plan = replace(plan, request=request.model_dump(mode="json", exclude={"failed_only", "replay"}))
     check_settings(plan.run_dir, settings, request.failed_only)
@@ -165,6 +168,12 @@ def _in_series(request: RunRequest) -> RunRequest:
     id (the same when Prefect retries it), whatever its config or parameters say; a deployment
     run by hand too, unless its parameters name one; any other run keeps its config's. A
     request that carries its schedule (a shard's) was fixed so already."""
+    return _fixed_in_series(request)[0]
+
+
+def _fixed_in_series(request: RunRequest) -> tuple[RunRequest, Settings | None]:
+    """_in_series's request, and its settings when they are those read to fix it (the run id
+    they hold is the one fixed), so the run reads its settings once; else None."""
     origin = request.schedule or run_origin.run_schedule()
     settings = request.settings()
     deployed = origin is not None and origin.deployment is not None
@@ -173,18 +182,19 @@ def _in_series(request: RunRequest) -> RunRequest:
     run_id = _stable_run_id() if new_id else request.run_id or settings.run.id
     recorded = series.recorded_series(settings.run.results_dir / str(run_id))
     name = series.series_name(settings, request.config, origin, recorded or request.series)
-    return request.model_copy(update={"run_id": run_id, "series": name, "schedule": origin})
+    fixed = request.model_copy(update={"run_id": run_id, "series": name, "schedule": origin})
+    return fixed, settings if settings.run.id == run_id else None
 
 
 def _run_request(request: RunRequest) -> dict[str, Any]:
     """The run: sharded into child flow runs, or every question here, then the report."""
-    request = _in_series(request)
+    request, known = _fixed_in_series(request)
     if request.shards > 1:  # the shards run as child flow runs replaying the settings recorded
-        _checked_plan(request, record=True)  # here; this run then reports
-        request = run_shards(request.model_copy(update={"replay": True}))
+        _checked_plan(request, record=True, settings=known)  # here; this run then reports
+        request, known = run_shards(request.model_copy(update={"replay": True})), None
     started_at = datetime.now(UTC)
     stopped.running(None)  # until this run's memories are located, a stop has none to count
-    settings, plan = _checked_plan(request, record=False)
+    settings, plan = _checked_plan(request, record=False, settings=known)
     if settings.limits.shared:
         from lme_bench_tasks.shared_limits import install_shared_limits
 
