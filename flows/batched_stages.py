@@ -20,7 +20,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lme_bench_tasks.batch_answer import collect_answers, start_answer_job, take_answer_requests
 from lme_bench_tasks.batch_check import check_batch_jobs
@@ -40,11 +40,46 @@ from lme_bench.judge.batch_stage import JudgeItem
 from lme_bench.qa.batch_stage import AnswerItem
 from lme_bench.results.batch_jobs import BatchJob
 from lme_bench.run import batched
-from lme_bench.run.collect import AnswerJob, Done, JudgeJob, RunCollector
+from lme_bench.run.collect import AnswerJob, Done, Job, JudgeJob, RunCollector
 from lme_bench.run.request import RunRequest
 from lme_bench.run.steps import StageFailed, require_ok
 
 CHECK_DEPLOYMENT = "batch-check/watch"
+
+
+class HeldBackStages:
+    """Runs the held-back jobs of a stage (lme_bench.run.scheduler), those not in the cache,
+    through the provider's batch API."""
+
+    def __init__(
+        self,
+        refs: list[QuestionRef],
+        settings: Settings,
+        scope: str,
+        run_dir: Path,
+        collector: RunCollector,
+        by_stage: dict[str, Task[Any, Any]],
+    ) -> None:
+        self.refs, self.settings, self.scope, self.run_dir = refs, settings, scope, run_dir
+        self.collector, self.by_stage = collector, by_stage
+
+    def __call__(self, stage: str, jobs: list[Job]) -> list[Done]:
+        per_question = self.by_stage[stage]
+        if stage == "answer":
+            answers = cast(list[AnswerJob], jobs)
+            return answer_deferred(
+                answers, self.refs, self.settings, self.scope, self.run_dir, per_question
+            )
+        judge_jobs = cast(list[JudgeJob], jobs)
+        return judge_deferred(
+            judge_jobs,
+            self.refs,
+            self.settings,
+            self.scope,
+            self.run_dir,
+            self.collector,
+            per_question,
+        )
 
 
 def judge_deferred(

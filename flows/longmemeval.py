@@ -15,47 +15,35 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
-from lme_bench_flows import artifacts, run_origin, schedule
-from lme_bench_flows.batched_stages import answer_deferred, judge_deferred
+from lme_bench_flows import artifacts, run_origin
 from lme_bench_flows.earlier_attempts import drop_earlier_attempts_artifacts
+from lme_bench_flows.question_run import run_questions
 from lme_bench_flows.scale_out import run_shards
+from lme_bench_flows.stage_runs import as_is
 from lme_bench_flows.stopping import stopping_cleanly
 from lme_bench_tasks import benchmark as tasks
-from prefect import flow, get_run_logger, tags
-from prefect.futures import PrefectFuture
+from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 from prefect.states import Failed
 from prefect.task_runners import ThreadPoolTaskRunner
-from prefect.utilities.annotations import quote
 
-from lme_bench.common.limits import every_ingestion_started, ingestions_starting
 from lme_bench.common.secrets import RedactingLogFilter
-from lme_bench.common.stop_signal import STOPPING
 from lme_bench.config.settings import Settings
-from lme_bench.dataset.shards import QuestionRef
 from lme_bench.report.run_facts import wall_words
 from lme_bench.report.run_report import headline
 from lme_bench.results import series
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_moves, record_settings
 from lme_bench.results.run_folder import rerun_command
-from lme_bench.run import batch, cache_keys, steps, stopped
-from lme_bench.run.collect import AnswerJob, Done, IngestJob, Job, JudgeJob, RunCollector
+from lme_bench.run import cache_keys, finish, steps, stopped
+from lme_bench.run.collect import RunCollector
 from lme_bench.run.failure_summary import failure_message
-from lme_bench.run.progress import RunProgress
 from lme_bench.run.request import RunRequest
 from lme_bench.run.rerun import failed_question_ids, merge_previous
 
-T = TypeVar("T")
 MAX_THREADS = 128  # the stage limits bound what runs; idle threads cost nothing
-
-
-def _as_is(value: T) -> T:
-    """A task argument Prefect passes on without walking it for futures (slow for big ones)."""
-    return cast(T, quote(value))
 
 
 class RunFailures(RuntimeError):
@@ -143,171 +131,6 @@ def _stable_run_id() -> str:
     return f"run-{started.strftime('%Y%m%d-%H%M%S')}" + (f"-{suffix}" if suffix else "")
 
 
-def _batch_sizes(settings: Settings, questions: int) -> dict[str, int]:
-    """Questions per task run of the stages that take them in batches (none for small runs)."""
-    size = batch.questions_per_task(settings, questions)
-    if size == 1:
-        return {}
-    return dict.fromkeys(batch.batchable_stages(settings), size)
-
-
-def _run_questions(
-    refs: list[QuestionRef],
-    settings: Settings,
-    scope: str,
-    collector: RunCollector,
-    run_dir: Path,
-) -> dict[str, int]:
-    """Run every question's stages; how many stage results came from the cache, by stage.
-    With `[qa] batch` or `[judge] batch`, that stage waits for the stages before it and goes
-    as one batch job (flows/batched_stages.py)."""
-    by_stage = tasks.per_question_tasks(settings)
-    batch_sizes = _batch_sizes(settings, len(refs))
-    # worker processes start now, so they have imported the stages by the first batch
-    runner = batch.BatchRunner(batch.worker_processes(settings) if batch_sizes else 1)
-    # made once: each with_options() has Prefect read the function's source again
-    reingest = by_stage["ingest"].with_options(refresh_cache=True)
-    upstream_name = {"ingest": "location", "judge": "hypothesis"}
-    stages = [s for s in ("ingest", "retrieval", "answer", "judge") if s in settings.stages]
-    progress = artifacts.Progress(len(refs), builds=collector.builds, stages=stages)
-    agent = settings.models.agent if settings.ingest.mode != "raw" else None
-    terminal = RunProgress(
-        len(refs), stages, settings.prices, agent_model=agent, builds=collector.builds
-    )
-
-    def submit(jobs: list[Job]) -> PrefectFuture[Any]:
-        if jobs[0].stage in batch_sizes:
-            return submit_batch(jobs)
-        (job,) = jobs
-        ref = refs[job.index]
-        task = by_stage[job.stage]
-        if isinstance(job, IngestJob) and job.location.entries == 0:
-            task = reingest  # memory gone or empty: ingest again
-        labels = (job.stage, f"type:{ref.question_type}") if settings.run.task_tags else ()
-        with tags(*labels):
-            arguments: dict[str, Any] = {
-                upstream_name.get(job.stage, "outcome"): _as_is(job.upstream)
-            }
-            if job.stage == "judge":
-                arguments["ingestion_id"] = collector.ingestion_id(job.index)
-            future: PrefectFuture[Any] = task.submit(
-                ref=_as_is(ref), settings=_as_is(settings), scope=scope, **arguments
-            )
-        return future
-
-    def submit_batch(jobs: list[Job]) -> PrefectFuture[Any]:
-        stage = jobs[0].stage
-        questions = batch.Batch(
-            stage,
-            [refs[job.index] for job in jobs],
-            [job.upstream for job in jobs],
-            settings,
-            scope,
-        )
-        with tags(*((stage,) if settings.run.task_tags else ())):
-            future: PrefectFuture[Any] = tasks.question_batch.submit(
-                batch=_as_is(questions),
-                runner=_as_is(runner),
-                per_question=_as_is(by_stage[stage]),
-            )
-        return future
-
-    reused = dict.fromkeys(schedule.STAGE_ORDER, 0)
-
-    def reuse(job: Job) -> Done | None:
-        if isinstance(job, IngestJob) and job.location.entries == 0:
-            return None
-        ingestion_id = collector.ingestion_id(job.index) if job.stage == "judge" else None
-        key = tasks.stage_key(
-            job.stage, refs[job.index], settings, scope, job.upstream, ingestion_id
-        )
-        hit, value = tasks.cached_result(by_stage[job.stage], key)
-        reused[job.stage] += hit
-        return Done(job, value, None, from_cache=True) if hit else None
-
-    held_back: list[Job] = []  # run in one batch job once the stages before are done
-    batched = (AnswerJob,) * settings.qa.batch + (JudgeJob,) * settings.judge.batch
-
-    def finished(done: Done) -> list[Job]:
-        follow = collector.finished(done)
-        if batched:
-            held_back.extend(job for job in follow if isinstance(job, batched))
-            follow = [job for job in follow if not isinstance(job, batched)]
-        terminal.record(done.job.stage, done.value, from_cache=done.from_cache)
-        progress.stage_finished(done.job.stage)
-        terminal.update(collector.questions_done, len(collector.failed))
-        progress.update(collector.questions_done, len(collector.failed), sum(reused.values()))
-        return follow
-
-    def tick(running: dict[str, int]) -> None:  # while stages run, before any finishes
-        terminal.tick(running)
-        progress.tick(
-            running, collector.questions_done, len(collector.failed), sum(reused.values())
-        )
-
-    locations = tasks.locate_memories(_as_is(refs), _as_is(settings), scope)
-    memory_ids = [location.memory_id for location in locations.values()]
-    made = terminal.made_after_ingestion  # what a stop counts
-    stopped.running(stopped.StoppedRun.of(settings, run_dir, memory_ids, made))
-    limits = {stage: settings.limits.for_stage(stage) for stage in schedule.STAGE_ORDER}
-    STOPPING.clear()
-    ingestions_starting()
-
-    def run(jobs: list[Job]) -> None:
-        schedule.run_jobs(
-            jobs,
-            limits,
-            submit,
-            finished,
-            reuse,
-            batch_sizes,
-            every_ingestion_started=every_ingestion_started,
-            tick=tick,
-        )
-
-    def run_held_back(stage: str) -> None:
-        """The held-back jobs of `stage`: from the cache, else in one batch job; then what
-        follows them."""
-        jobs = [job for job in held_back if job.stage == stage]
-        held_back[:] = [job for job in held_back if job.stage != stage]
-        follow, left = [], []
-        for job in jobs:
-            found = reuse(job)
-            if found is None:
-                left.append(job)
-            else:
-                follow += finished(found)
-        if left and stage == "answer":
-            answers = cast(list[AnswerJob], left)
-            for done in answer_deferred(answers, refs, settings, scope, run_dir, by_stage[stage]):
-                follow += finished(done)
-        elif left:
-            judge_jobs = cast(list[JudgeJob], left)
-            per_question = by_stage[stage]
-            for done in judge_deferred(
-                judge_jobs, refs, settings, scope, run_dir, collector, per_question
-            ):
-                follow += finished(done)
-        if follow:
-            run(follow)
-
-    try:
-        run(collector.start(locations))
-        run_held_back("answer")
-        run_held_back("judge")
-    except BaseException:  # a signal (or a fault): in-flight questions stop at their next step
-        STOPPING.set()
-        raise
-    finally:
-        runner.close()
-    progress.close(collector.questions_done, len(collector.failed), sum(reused.values()))
-    terminal.show(final=True)
-    if any(reused.values()):
-        counts = ", ".join(f"{stage} {n}" for stage, n in reused.items() if n)
-        get_run_logger().info("Stage results taken from the cache (no task run): %s", counts)
-    return reused
-
-
 @flow(
     name="longmemeval",
     flow_run_name=_run_name,
@@ -325,10 +148,13 @@ def longmemeval(request: RunRequest | None = None) -> dict[str, Any]:
             return _regressed_state(regressed)
 
 
-def _checked_plan(request: RunRequest, record: bool) -> tuple[Settings, steps.RunPlan]:
-    """The request's settings and plan, refused (SettingsChanged) when its run id recorded
-    other settings; with `record`, a request that is no replay records them."""
-    settings = request.settings()
+def _checked_plan(
+    request: RunRequest, record: bool, settings: Settings | None = None
+) -> tuple[Settings, steps.RunPlan]:
+    """The request's settings (`settings` when already read) and plan, refused
+    (SettingsChanged) when its run id recorded other settings; with `record`, a request that
+    is no replay records them."""
+    settings = settings or request.settings()
     plan = steps.plan_run(settings)
     plan = replace(plan, request=request.model_dump(mode="json", exclude={"failed_only", "replay"}))
     check_settings(plan.run_dir, settings, request.failed_only)
@@ -342,6 +168,12 @@ def _in_series(request: RunRequest) -> RunRequest:
     id (the same when Prefect retries it), whatever its config or parameters say; a deployment
     run by hand too, unless its parameters name one; any other run keeps its config's. A
     request that carries its schedule (a shard's) was fixed so already."""
+    return _fixed_in_series(request)[0]
+
+
+def _fixed_in_series(request: RunRequest) -> tuple[RunRequest, Settings | None]:
+    """_in_series's request, and its settings when they are those read to fix it (the run id
+    they hold is the one fixed), so the run reads its settings once; else None."""
     origin = request.schedule or run_origin.run_schedule()
     settings = request.settings()
     deployed = origin is not None and origin.deployment is not None
@@ -350,18 +182,19 @@ def _in_series(request: RunRequest) -> RunRequest:
     run_id = _stable_run_id() if new_id else request.run_id or settings.run.id
     recorded = series.recorded_series(settings.run.results_dir / str(run_id))
     name = series.series_name(settings, request.config, origin, recorded or request.series)
-    return request.model_copy(update={"run_id": run_id, "series": name, "schedule": origin})
+    fixed = request.model_copy(update={"run_id": run_id, "series": name, "schedule": origin})
+    return fixed, settings if settings.run.id == run_id else None
 
 
 def _run_request(request: RunRequest) -> dict[str, Any]:
     """The run: sharded into child flow runs, or every question here, then the report."""
-    request = _in_series(request)
+    request, known = _fixed_in_series(request)
     if request.shards > 1:  # the shards run as child flow runs replaying the settings recorded
-        _checked_plan(request, record=True)  # here; this run then reports
-        request = run_shards(request.model_copy(update={"replay": True}))
+        _checked_plan(request, record=True, settings=known)  # here; this run then reports
+        request, known = run_shards(request.model_copy(update={"replay": True})), None
     started_at = datetime.now(UTC)
     stopped.running(None)  # until this run's memories are located, a stop has none to count
-    settings, plan = _checked_plan(request, record=False)
+    settings, plan = _checked_plan(request, record=False, settings=known)
     if settings.limits.shared:
         from lme_bench_tasks.shared_limits import install_shared_limits
 
@@ -379,26 +212,42 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
         existing = {h.question_id: h for h in read_hypotheses(plan.run_dir / "hypotheses.parquet")}
     collector = RunCollector(refs, settings, existing)
     scope = cache_keys.memory_scope(settings, plan.run_id)
-    from_cache = _run_questions(refs, settings, scope, collector, plan.run_dir)
+    from_cache = run_questions(refs, settings, scope, collector, plan.run_dir)
     results = collector.results()
     if request.failed_only:
         refs = merge_previous(plan.run_dir, prepared, refs, results)
     report = tasks.write_results(
-        plan, _as_is(settings), _as_is(prepared), _as_is(refs), _as_is(results), started_at
+        plan, as_is(settings), as_is(prepared), as_is(refs), as_is(results), started_at
     )
     stopped.running(None)  # its summary is written: a stop from here on leaves it be
     if "report" in settings.stages:
-        artifacts.publish_report(report, settings.run.link_base)
-        artifacts.publish_history(report, settings.run.link_base)
-        if request.compare_to:
-            artifacts.publish_comparison(request.compare_to, report, settings.run.link_base)
-    done = len(refs) - len(report.failed)
+        _publish(report, settings, request.compare_to)
+    return _outcome(report, results, collector, len(refs), from_cache)
+
+
+def _publish(report: finish.RunReport, settings: Settings, compare_to: str | None) -> None:
+    """The report's artifacts: its tables, its series' history, the comparison asked for."""
+    artifacts.publish_report(report, settings.run.link_base)
+    artifacts.publish_history(report, settings.run.link_base)
+    if compare_to:
+        artifacts.publish_comparison(compare_to, report, settings.run.link_base)
+
+
+def _outcome(
+    report: finish.RunReport,
+    results: finish.RunResults,
+    collector: RunCollector,
+    questions: int,
+    from_cache: dict[str, int],
+) -> dict[str, Any]:
+    """The run's last log line, then its failures or regression raised, else its result."""
+    done = questions - len(report.failed)
     lead, regressed = _gate_words(report)
     get_run_logger().info(
         "%s%d of %d questions done (%d failed) in %s; %s; results: %s",
         lead,
         done,
-        len(refs),
+        questions,
         len(report.failed),
         wall_words(report.summary["run"]["wall_seconds"]),
         headline(report.summary),

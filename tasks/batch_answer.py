@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lme_bench_tasks.benchmark import _result_store, stage_key, store_result
+from lme_bench_tasks.result_cache import StageCache, stage_key
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 
@@ -49,11 +49,11 @@ def collect_answers(
 ) -> list[HypothesisRow | BaseException]:
     """Every question's row (or the error that ended it); fine rows kept in the cache."""
     found = batch_stage.collect_answers(taken, job, settings, run_dir)
-    store = _result_store(per_question) if per_question.persist_result else None
-    for one, outcome, row in zip(taken, outcomes, found, strict=True):
-        if store is None or not isinstance(row, HypothesisRow) or row.status != "ok":
-            continue
-        key = stage_key("answer", one.item.ref, settings, scope, outcome)
-        if key is not None:
-            store_result(store, key, row)
+    StageCache(per_question).keep(
+        [
+            (stage_key("answer", one.item.ref, settings, scope, outcome), row)
+            for one, outcome, row in zip(taken, outcomes, found, strict=True)
+            if isinstance(row, HypothesisRow) and row.status == "ok"
+        ]
+    )
     return found

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lme_bench_tasks.benchmark import _result_store, stage_key, store_result
+from lme_bench_tasks.result_cache import StageCache, stage_key
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 
@@ -50,7 +50,7 @@ def collect_judge_scores(
 ) -> dict[str, list[ScoreRow]]:
     """Every question's rows; those without a failure kept in the per-question cache."""
     found = batch_stage.collect_scores(items, jobs, settings, run_dir)
-    store = _result_store(per_question) if per_question.persist_result else None
+    kept = []
     for item in items:
         rows = found[item.ref.question_id]
         try:
@@ -59,6 +59,6 @@ def collect_judge_scores(
             continue
         ingestion_id = ingestion_ids.get(item.ref.question_id)
         key = stage_key("judge", item.ref, settings, scope, item.hypothesis, ingestion_id)
-        if store is not None and key is not None:
-            store_result(store, key, rows)
+        kept.append((key, rows))
+    StageCache(per_question).keep(kept)
     return found

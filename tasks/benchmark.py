@@ -10,22 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Coroutine
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, TypeVar, cast
+from datetime import datetime
+from typing import Any, TypeVar
 
-from lme_bench_tasks.result_cache import lock_the_result_cache
+from lme_bench_tasks.result_cache import StageCache, lock_the_result_cache, stage_key
 from lme_bench_tasks.storage import result_storage
 from prefect import Task, get_run_logger, task
 from prefect.cache_policies import NO_CACHE, CachePolicy
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.context import TaskRunContext
-from prefect.filesystems import LocalFileSystem
-from prefect.results import ResultStore, get_result_store
 from prefect.runtime import task_run
-from prefect.settings import PREFECT_TASKS_REFRESH_CACHE
 from prefect.utilities.annotations import BaseAnnotation
 
 from lme_bench.config.settings import Settings
@@ -33,19 +28,13 @@ from lme_bench.dataset.shards import PreparedDataset, QuestionRef
 from lme_bench.ingest.question import MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval.official_ids import RetrievalRow
-from lme_bench.run import cache_keys, finish, steps
+from lme_bench.run import finish, steps
 from lme_bench.run.batch import Batch, BatchFailed, BatchRunner, Outcome
+from lme_bench.run.stage_table import PER_QUESTION, stage_spec
 from lme_bench.run.transient import is_transient, retry_notice, scrubbed
 
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
-
-_UPSTREAM = {
-    "ingest": "location",
-    "retrieval": "outcome",
-    "answer": "outcome",
-    "judge": "hypothesis",
-}
 
 
 def _retry_transient(task: Task[Any, Any], run: TaskRun, state: State[Any]) -> bool:
@@ -73,27 +62,17 @@ def _question_run_name(stage: str) -> Any:
     return name
 
 
-def stage_key(
-    stage: str,
-    ref: QuestionRef,
-    settings: Settings,
-    scope: str,
-    upstream: Any,
-    ingestion_id: str | None = None,
-) -> str | None:
-    """The cache key of a per-question stage's result (see lme_bench.run.cache_keys)."""
-    if stage == "ingest" and "ingest" not in settings.stages:
-        return None  # only looks the memory up: nothing worth keeping
-    return cache_keys.stage_key(stage, ref, settings, scope, upstream, ingestion_id)
-
-
 def stage_cache(stage: str) -> CachePolicy:
     """The cache policy of a per-question stage."""
 
     def key(context: TaskRunContext, parameters: dict[str, Any]) -> str | None:
-        ref, upstream = _given(parameters["ref"]), _given(parameters[_UPSTREAM[stage]])
+        ref = _given(parameters["ref"])
+        upstream = _given(parameters[stage_spec(stage).given_as])
         settings, ingestion_id = _given(parameters["settings"]), parameters.get("ingestion_id")
-        return stage_key(stage, ref, settings, parameters["scope"], upstream, ingestion_id)
+        found: str | None = stage_key(
+            stage, ref, settings, parameters["scope"], upstream, ingestion_id
+        )
+        return found
 
     return CachePolicy.from_cache_key_fn(key)
 
@@ -105,57 +84,9 @@ def per_question_tasks(settings: Settings) -> dict[str, Task[Any, Any]]:
     if options["persist_result"]:
         options["result_storage"] = result_storage(settings)
         lock_the_result_cache()
-    found: dict[str, Task[Any, Any]] = {
-        "ingest": ingest_question,
-        "retrieval": evaluate_question,
-        "answer": answer_question,
-        "judge": judge_question,
-    }
-    return {stage: task.with_options(**options) for stage, task in found.items()}
-
-
-_STORE_LOCK = threading.Lock()
-"""Result stores made for a task share one in-memory LRU cache, which is not thread-safe: a
-batch thread writing while another writes or the flow reads could fail with a KeyError once the
-cache is full (runs of more than about a thousand results per stage)."""
-
-
-def _result_store(task: Task[Any, Any]) -> ResultStore:
-    return cast(ResultStore, get_result_store().update_for_task(task, _sync=True))  # type: ignore[call-arg]
-
-
-def store_result(store: ResultStore, key: str, value: Any) -> None:
-    """Persist `value` under `key`, one writer at a time (see _STORE_LOCK)."""
-    with _STORE_LOCK:
-        store.write(obj=value, key=key)
-
-
-def cached_result(task: Task[Any, Any], key: str | None) -> tuple[bool, Any]:
-    """(True, result) when `task` stored a result under `key` that has not expired. The flow
-    asks before submitting a stage: reading the record costs about a millisecond, a Cached
-    task run twenty and a server write."""
-    refresh = task.refresh_cache or PREFECT_TASKS_REFRESH_CACHE.value()
-    if key is None or not task.persist_result or refresh:
-        return False, None
-    store = _result_store(task)
-    # a miss (every question of a new run) costs a stat, not Prefect's path resolution
-    local = store.result_storage
-    if (
-        isinstance(local, LocalFileSystem)
-        and local.basepath
-        and store.metadata_storage is None
-        and not (Path(local.basepath).expanduser() / key).exists()
-    ):
-        return False, None
-    try:
-        with _STORE_LOCK:
-            record = store.read(key)
-    except Exception:  # no record, or one that cannot be read: run the task
-        return False, None
-    expiration = record.metadata.expiration
-    if expiration is not None and expiration <= datetime.now(UTC):
-        return False, None
-    return True, record.result
+    stage_tasks = (ingest_question, evaluate_question, answer_question, judge_question)
+    found = {t.name: t for t in stage_tasks}
+    return {stage: found[stage].with_options(**options) for stage in PER_QUESTION}
 
 
 def _run(work: Coroutine[Any, Any, T], settings: Settings) -> T:
@@ -270,16 +201,16 @@ def question_batch(
     the key `per_question`, the stage's own task, would use, so reruns and cache look-ups stay
     per question."""
     outcomes = runner.run(batch)
-    store = _result_store(per_question) if per_question.persist_result else None
+    kept = []
     for ref, upstream, outcome in zip(batch.refs, batch.upstreams, outcomes, strict=True):
-        if store is not None and outcome.error is None:
+        if outcome.error is None:
             key = stage_key(batch.stage, ref, batch.settings, batch.scope, upstream)
-            if key is not None:
-                store_result(store, key, outcome.value)
+            kept.append((key, outcome.value))
         if outcome.attempts > 1:  # what a task of its own would show as its retries
             get_run_logger().warning(
                 "%s %s: %d attempts", batch.stage, ref.question_id, outcome.attempts
             )
+    StageCache(per_question).keep(kept)
     if any(o.error is not None for o in outcomes):
         raise BatchFailed(outcomes, [r.question_id for r in batch.refs])
     return outcomes

@@ -23,14 +23,6 @@ SOURCE_ROOT = Path(__file__).resolve().parents[1]  # the folder of the `lme_benc
 NOT_HASHED = frozenset({"lme_bench.run.cache_keys", "lme_bench.common.code_digest"})
 PROMPTS_FOLDER = "prompts"  # a package's prompt files live in its `prompts/` subfolder
 
-# The module holding each per-question stage's function (what its task calls).
-STAGE_ENTRIES: dict[str, str] = {
-    "ingest": "lme_bench.ingest.question",
-    "retrieval": "lme_bench.retrieval.stage",
-    "answer": "lme_bench.qa.stage",
-    "judge": "lme_bench.judge.stage",
-}
-
 
 @functools.cache  # the package's files do not change under a running process
 def _package_modules(root: Path) -> dict[str, Path]:
@@ -148,24 +140,19 @@ def closure_digest(entry: str, root: Path = SOURCE_ROOT) -> str:
     return hasher.hexdigest()
 
 
-def _stage_digest(stage: str, root: Path) -> str:
-    if stage not in STAGE_ENTRIES:
-        raise ValueError(f"no code digest for stage {stage!r}")
-    return closure_digest(STAGE_ENTRIES[stage], root)
-
-
 _computing = threading.Lock()
 _digests: dict[tuple[str, Path], str] = {}  # the package's files do not change under a process
 
 
-def stage_code_digest(stage: str, root: Path | None = None) -> str:
-    """The code digest of a per-question stage (ingest, retrieval, answer, judge)."""
-    key = (stage, root or SOURCE_ROOT)
+def entry_code_digest(entry: str, root: Path | None = None) -> str:
+    """The code digest of a per-question stage, by its entry module (its closure_digest,
+    computed once per process)."""
+    key = (entry, root or SOURCE_ROOT)
     found = _digests.get(key)
     if found is None:
         # One thread computes it while the others wait: a run's first tasks all ask at once,
         # and sixty-four threads each scanning the package took 0.3 s where one takes 16 ms.
         with _computing:
-            found = _digests.get(key) or _stage_digest(*key)
+            found = _digests.get(key) or closure_digest(*key)
             _digests[key] = found
     return found

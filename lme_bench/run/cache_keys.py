@@ -16,7 +16,7 @@ from dataclasses import asdict
 from typing import Any
 
 from lme_bench.backends.builtin_params import search_params
-from lme_bench.common.code_digest import stage_code_digest
+from lme_bench.common.code_digest import entry_code_digest
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.fingerprint import (
@@ -29,6 +29,7 @@ from lme_bench.ingest.fingerprint import (
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.providers.retry import RETRY_COLUMNS
 from lme_bench.results.qa_tables import HypothesisRow
+from lme_bench.run.stage_table import stage_spec
 
 # Bump when a stage's result type or meaning changes. 3: full rankings. 4: session records,
 # hypotheses and scores count retries by cause (retries_throttled, _timeout, _connection,
@@ -43,10 +44,6 @@ def _search_settings(settings: Settings) -> dict[str, Any]:
         "alpha": search.alpha,
         "embedding": settings.memory.embedding_model,
     }
-
-
-# Whether a stage's requests go through a batch API changes no result (the same requests).
-_HOW_SENT = ("batch", "batch_poll_s")
 
 
 def _judge_requests(settings: Settings) -> dict[str, Any]:
@@ -65,31 +62,30 @@ def _judge_requests(settings: Settings) -> dict[str, Any]:
 
 
 def _stage_settings(stage: str, settings: Settings) -> dict[str, Any]:
+    """What a stage's key hashes of the settings: its section (lme_bench.run.stage_table: all
+    but the fields that change no result) with what else the stage reads."""
     from lme_bench.judge.prompts import judge_prompts
     from lme_bench.qa.reader import load_qa_prompts
 
-    if stage == "ingest":
+    if stage == "ingest":  # the fingerprint holds the whole section (of a non-raw ingestion)
         return {"ingest": ingest_fingerprint(settings)}
+    section = stage_spec(stage).section_settings(settings)
     if stage == "retrieval":
-        return _search_settings(settings) | {"top_k": settings.retrieval.top_k}
+        return _search_settings(settings) | section
     if stage == "answer":
         return {
             "search": _search_settings(settings),
-            "qa": settings.qa.model_dump(mode="json", exclude={"prompts_dir", *_HOW_SENT}),
+            "qa": section,
             "model": model_settings(settings, "qa"),
             "prompts": load_qa_prompts(settings.qa.prompts_dir).hashes,
         }
-    if stage == "judge":
-        judge = settings.judge
-        return {
-            "judge": judge.model_dump(
-                mode="json", exclude={"prompts_dir", "beam_repo", *_HOW_SENT}
-            ),
-            "model": model_settings(settings, "judge"),
-            "second_provider": provider_settings(settings, judge.second_model),
-            "prompts": judge_prompts(judge).hashes,
-        } | _judge_requests(settings)
-    raise ValueError(f"no cache key for stage {stage!r}")
+    judge = settings.judge
+    return {
+        "judge": section,
+        "model": model_settings(settings, "judge"),
+        "second_provider": provider_settings(settings, judge.second_model),
+        "prompts": judge_prompts(judge).hashes,
+    } | _judge_requests(settings)
 
 
 def _benchmark_judging(ref: QuestionRef, settings: Settings) -> tuple[bool, Any]:
@@ -160,7 +156,7 @@ def stage_key(
         "stage": stage,
         "question": ref.build_sha256 if shared_build else ref.content_sha256,
         "settings": stage_settings,
-        "code": [CACHE_FORMAT, stage_code_digest(stage)],
+        "code": [CACHE_FORMAT, entry_code_digest(stage_spec(stage).entry)],
         "scope": scope if settings.cache.scope == "run" else memory_identity(settings),
         "upstream": upstream_digest(upstream) if upstream is not None else None,
     }

@@ -100,3 +100,31 @@ def test_the_config_digest_leaves_out_where_a_run_goes_and_what_it_costs(tmp_pat
     assert config_digest(here) == config_digest(elsewhere)
     assert config_digest(here) != config_digest(other_reader)
     assert series_name(here, "configs/my weekly.toml") == "my-weekly"
+
+
+def test_a_run_keeping_its_configs_run_id_reads_its_settings_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _started_by(monkeypatch, None)
+    reads: list[str | None] = []
+    read = RunRequest.settings
+
+    def counted(self: RunRequest) -> object:
+        reads.append(self.run_id)
+        return read(self)
+
+    monkeypatch.setattr(RunRequest, "settings", counted)
+    fixed, known = flow_module._fixed_in_series(RunRequest(config=str(_config(tmp_path))))
+    settings, plan = flow_module._checked_plan(fixed, record=False, settings=known)
+    assert reads == [None]  # read once, to fix the run id; the plan is made from those
+    assert settings.run.id == plan.run_id == "openai"
+
+
+def test_a_run_given_a_new_run_id_reads_its_settings_again_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _started_by(monkeypatch, RunSchedule(deployment="weekly", auto_scheduled=True))
+    fixed, known = flow_module._fixed_in_series(RunRequest(config=str(_config(tmp_path))))
+    assert known is None  # they hold the config's run id, not the new one
+    settings, _ = flow_module._checked_plan(fixed, record=False, settings=known)
+    assert settings.run.id == fixed.run_id != "openai"

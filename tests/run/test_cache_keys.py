@@ -16,6 +16,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
 from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.run import cache_keys
+from lme_bench.run.stage_table import STAGES as STAGES_BY_NAME
 
 STAGES = ("ingest", "retrieval", "answer", "judge")
 REF = QuestionRef(0, "q1", "single-session-user", False, "ab" * 32, 2, 4, "shard-0")
@@ -63,8 +64,11 @@ def edited_tree(tmp_path: Path) -> Path:
 def test_editing_a_retrieval_metric_changes_the_retrieval_code_but_not_the_ingestion(
     edited_tree: Path,
 ) -> None:
-    before = {stage: code_digest.stage_code_digest(stage) for stage in STAGES}
-    after = {stage: code_digest.stage_code_digest(stage, edited_tree) for stage in STAGES}
+    before = {stage: code_digest.entry_code_digest(STAGES_BY_NAME[stage].entry) for stage in STAGES}
+    after = {
+        stage: code_digest.entry_code_digest(STAGES_BY_NAME[stage].entry, edited_tree)
+        for stage in STAGES
+    }
     assert after["retrieval"] != before["retrieval"]
     assert after["answer"] != before["answer"]  # the reader ranks with the same module
     assert after["ingest"] == before["ingest"]
@@ -88,8 +92,12 @@ def test_editing_a_judge_prompt_leaves_the_ingestion_alone(tmp_path: Path) -> No
     shutil.copytree(code_digest.SOURCE_ROOT, tree, ignore=shutil.ignore_patterns("__pycache__"))
     prompt = next((tree / "judge" / "prompts").rglob("default.txt"))
     prompt.write_text(prompt.read_text() + "\nAnswer yes or no.\n")
-    assert code_digest.stage_code_digest("judge", tree) != code_digest.stage_code_digest("judge")
-    assert code_digest.stage_code_digest("ingest", tree) == code_digest.stage_code_digest("ingest")
+    assert code_digest.entry_code_digest(
+        STAGES_BY_NAME["judge"].entry, tree
+    ) != code_digest.entry_code_digest(STAGES_BY_NAME["judge"].entry)
+    assert code_digest.entry_code_digest(
+        STAGES_BY_NAME["ingest"].entry, tree
+    ) == code_digest.entry_code_digest(STAGES_BY_NAME["ingest"].entry)
 
 
 def test_a_stage_closure_follows_lazy_imports_and_skips_type_checking_ones() -> None:
@@ -120,9 +128,9 @@ def test_a_stage_closure_follows_lazy_imports_and_skips_type_checking_ones() -> 
 
 
 def test_the_closures_hold_the_stage_modules_they_should() -> None:
-    ingest = code_digest.module_closure(code_digest.STAGE_ENTRIES["ingest"])
-    retrieval = code_digest.module_closure(code_digest.STAGE_ENTRIES["retrieval"])
-    judge = code_digest.module_closure(code_digest.STAGE_ENTRIES["judge"])
+    ingest = code_digest.module_closure(STAGES_BY_NAME["ingest"].entry)
+    retrieval = code_digest.module_closure(STAGES_BY_NAME["retrieval"].entry)
+    judge = code_digest.module_closure(STAGES_BY_NAME["judge"].entry)
     assert {"lme_bench.ingest.agent", "lme_bench.reference_memory.store"} <= ingest.keys()
     assert "lme_bench.metrics.ranking_metrics" not in ingest
     assert not any(name.startswith("lme_bench.qa") for name in ingest)
@@ -139,14 +147,14 @@ def test_a_stage_is_hashed_once_per_process(
 ) -> None:
     tree = tmp_path / "lme_bench"  # a fresh copy: nothing of it was read before
     shutil.copytree(code_digest.SOURCE_ROOT, tree, ignore=shutil.ignore_patterns("__pycache__"))
-    first = code_digest.stage_code_digest("retrieval", tree)
+    first = code_digest.entry_code_digest(STAGES_BY_NAME["retrieval"].entry, tree)
 
     def no_reading(path: Path, *args: object) -> None:
         raise AssertionError(f"{path} read again")
 
     monkeypatch.setattr(Path, "read_bytes", no_reading)
     monkeypatch.setattr(Path, "read_text", no_reading)
-    assert code_digest.stage_code_digest("retrieval", tree) == first
+    assert code_digest.entry_code_digest(STAGES_BY_NAME["retrieval"].entry, tree) == first
 
 
 def test_threads_asking_at_once_share_one_computation(
@@ -170,15 +178,15 @@ def test_threads_asking_at_once_share_one_computation(
 
     def ask() -> None:
         start.wait()
-        found.append(code_digest.stage_code_digest("judge", tree))
+        found.append(code_digest.entry_code_digest(STAGES_BY_NAME["judge"].entry, tree))
 
     threads = [threading.Thread(target=ask) for _ in range(16)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert computed == [code_digest.STAGE_ENTRIES["judge"]]
-    assert found == [hashing(code_digest.STAGE_ENTRIES["judge"], tree)] * 16
+    assert computed == [STAGES_BY_NAME["judge"].entry]
+    assert found == [hashing(STAGES_BY_NAME["judge"].entry, tree)] * 16
 
 
 def test_a_memory_ingested_again_changes_every_later_key(tmp_path: Path) -> None:

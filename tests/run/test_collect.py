@@ -120,3 +120,26 @@ def test_a_failed_build_fails_every_question_asking_it(tmp_path: Path) -> None:
     assert collector.questions_done == 2
     hypotheses = collector.results().hypotheses or []
     assert sorted(h.question_id for h in hypotheses) == ["q1", "q3"]
+
+
+def test_every_job_that_follows_is_of_a_stage_the_stage_table_puts_after_the_one_done(
+    tmp_path: Path,
+) -> None:
+    from lme_bench.run.stage_table import STAGES
+
+    collector, pending = _setup(tmp_path)
+    values = {
+        "ingest": IngestOutcome("q1", "v", "m-q1", 3, 0.1),
+        "retrieval": [],
+        "answer": unanswered_row(collector.refs[0], collector.settings),
+        "judge": [],
+    }
+    followed: set[tuple[str, str]] = set()
+    while pending:
+        job = pending.pop()
+        follow = collector.finished(Done(job, values[job.stage], None))
+        followed |= {(job.stage, j.stage) for j in follow}
+        pending += follow
+    assert followed == {
+        (spec.upstream, spec.name) for spec in STAGES.values() if spec.upstream is not None
+    }

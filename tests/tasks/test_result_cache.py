@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lme_bench_tasks import benchmark
+from lme_bench_tasks import benchmark, result_cache
 from prefect import flow
 from prefect.testing.utilities import prefect_test_harness
 
@@ -32,7 +32,7 @@ def _task_caches(results_dir: str) -> list[Any]:
     """The caches the stages' tasks commit through, made as the flow makes its tasks."""
     settings = Settings.model_validate({"run": {"results_dir": results_dir}})
     stages = benchmark.per_question_tasks(settings)
-    return [benchmark._result_store(task).cache for task in stages.values()]
+    return [result_cache._result_store(task).cache for task in stages.values()]
 
 
 def test_commits_from_many_threads_past_the_cache_size_never_fail(

@@ -1,6 +1,6 @@
 """Batch threads persisting results into one result store while the flow reads it: the store's
 in-memory LRU cache is shared and not thread-safe, so writes and reads past its size must go
-through the lock in lme_bench_tasks.benchmark, or a look-up fails with a KeyError."""
+through the lock in lme_bench_tasks.result_cache, or a look-up fails with a KeyError."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from cachetools import LRUCache
-from lme_bench_tasks import benchmark
+from lme_bench_tasks import benchmark, result_cache
 from prefect.filesystems import LocalFileSystem
 from prefect.results import ResultStore
 
@@ -41,10 +41,10 @@ def test_writes_and_reads_past_the_cache_size_never_fail(
         result_storage=LocalFileSystem(basepath=str(tmp_path)),
         cache=InterruptedCache(maxsize=CACHE_SIZE),
     )
-    monkeypatch.setattr(benchmark, "_result_store", lambda task: store)
-    task = benchmark.answer_question.with_options(persist_result=True)
-    for n in range(CACHE_SIZE):  # what the readers look up, evicted and read back meanwhile
-        benchmark.store_result(store, f"seed-{n}", n)
+    monkeypatch.setattr(result_cache, "_result_store", lambda task: store)
+    cache = result_cache.StageCache(benchmark.answer_question.with_options(persist_result=True))
+    # what the readers look up, evicted and read back meanwhile
+    cache.keep([(f"seed-{n}", n) for n in range(CACHE_SIZE)])
     errors: list[BaseException] = []
     found: list[Any] = []
     writing = threading.Event()
@@ -52,7 +52,7 @@ def test_writes_and_reads_past_the_cache_size_never_fail(
     def write(writer: int) -> None:
         try:
             for n in range(WRITES_EACH):
-                benchmark.store_result(store, f"w{writer}-{n}", n)
+                cache.keep([(f"w{writer}-{n}", n)])
         except BaseException as error:
             errors.append(error)
 
@@ -60,7 +60,7 @@ def test_writes_and_reads_past_the_cache_size_never_fail(
         try:
             while writing.is_set():
                 for n in range(CACHE_SIZE):
-                    hit, value = benchmark.cached_result(task, f"seed-{n}")
+                    hit, value = cache.lookup(f"seed-{n}")
                     if hit:
                         found.append(value)
         except BaseException as error:

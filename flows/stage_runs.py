@@ -1,0 +1,139 @@
+"""The per-question stage jobs as Prefect task runs: what the scheduler (lme_bench.run.scheduler)
+is handed to submit jobs, to look their results up in the cache and to read their outcomes."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from typing import Any, TypeVar, cast
+
+from lme_bench_tasks import benchmark as tasks
+from lme_bench_tasks.result_cache import StageCache, stage_key
+from prefect import Task, tags
+from prefect.futures import PrefectFuture
+from prefect.utilities.annotations import quote
+
+from lme_bench.config.settings import Settings
+from lme_bench.dataset.shards import QuestionRef
+from lme_bench.run import batch
+from lme_bench.run.batch import BatchFailed, Outcome
+from lme_bench.run.collect import Done, IngestJob, Job, RunCollector
+from lme_bench.run.scheduler import Running
+from lme_bench.run.stage_table import stage_spec
+
+T = TypeVar("T")
+
+
+def as_is(value: T) -> T:
+    """A task argument Prefect passes on without walking it for futures (slow for big ones)."""
+    return cast(T, quote(value))
+
+
+def _wrapped(future: PrefectFuture[Any]) -> concurrent.futures.Future[Any]:
+    wrapped = getattr(future, "wrapped_future", None)
+    if not isinstance(wrapped, concurrent.futures.Future):
+        raise TypeError("the flow needs a thread-pool task runner (concurrent futures)")
+    return wrapped
+
+
+def outcomes(jobs: list[Job], future: PrefectFuture[Any], batched: bool) -> list[Done]:
+    """Each job's result: a task's own, or its question's in a batch task's outcomes."""
+    try:
+        future.wait()  # takes the final state from the finished thread (no API read)
+    except Exception as exc:  # the task engine itself failed (e.g. the server answered 503)
+        return [Done(job, None, exc) for job in jobs]
+    state = future.state
+    value = future.result(raise_on_failure=False)
+    if not batched:
+        (job,) = jobs
+        if state.is_completed():  # "Cached": Prefect's cache held an earlier run's result
+            return [Done(job, value, None, from_cache=getattr(state, "name", "") == "Cached")]
+        return [Done(job, None, value or state.message or state.name)]
+    found: list[Outcome[Any]] | None = None
+    if state.is_completed():
+        found = value
+    elif isinstance(value, BatchFailed):
+        found = cast(list[Outcome[Any]], value.outcomes)
+    if found is None:  # the batch failed as a whole
+        return [Done(job, None, value or state.message or state.name) for job in jobs]
+    return [Done(job, o.value, o.error) for job, o in zip(jobs, found, strict=True)]
+
+
+def _memory_gone(job: Job) -> bool:
+    """An ingestion whose memory is gone or empty: ingested again, never from the cache."""
+    return isinstance(job, IngestJob) and job.location.entries == 0
+
+
+class StageRuns:
+    """Submits a run's jobs as task runs of their stages' tasks (`by_stage`), a batch of a
+    stage in `batch_sizes` as one `question-batch` task run on `runner`."""
+
+    def __init__(
+        self,
+        refs: list[QuestionRef],
+        settings: Settings,
+        scope: str,
+        collector: RunCollector,
+        by_stage: dict[str, Task[Any, Any]],
+        batch_sizes: dict[str, int],
+        runner: batch.BatchRunner,
+    ) -> None:
+        self.refs, self.settings, self.scope = refs, settings, scope
+        self.collector, self.by_stage, self.batch_sizes = collector, by_stage, batch_sizes
+        self.runner = runner
+        self.caches = {stage: StageCache(task) for stage, task in by_stage.items()}
+        # made once: each with_options() has Prefect read the function's source again
+        self.reingest = by_stage["ingest"].with_options(refresh_cache=True)
+
+    def _ingestion_id(self, job: Job) -> str | None:
+        if not stage_spec(job.stage).takes_ingestion:
+            return None
+        return self.collector.ingestion_id(job.index)
+
+    def lookup(self, job: Job) -> tuple[bool, Any]:
+        """The job's result when the cache holds it (no task run)."""
+        if _memory_gone(job):
+            return False, None
+        ref, settings, scope = self.refs[job.index], self.settings, self.scope
+        key = stage_key(job.stage, ref, settings, scope, job.upstream, self._ingestion_id(job))
+        found: tuple[bool, Any] = self.caches[job.stage].lookup(key)
+        return found
+
+    def submit(self, jobs: list[Job]) -> Running:
+        batched = jobs[0].stage in self.batch_sizes
+        future = self._submit_batch(jobs) if batched else self._submit_one(jobs[0])
+        return Running(_wrapped(future), lambda: outcomes(jobs, future, batched))
+
+    def _labels(self, job: Job) -> tuple[str, ...]:
+        if not self.settings.run.task_tags:
+            return ()
+        return (job.stage, f"type:{self.refs[job.index].question_type}")
+
+    def _submit_one(self, job: Job) -> PrefectFuture[Any]:
+        ref = self.refs[job.index]
+        task = self.reingest if _memory_gone(job) else self.by_stage[job.stage]
+        arguments: dict[str, Any] = {stage_spec(job.stage).given_as: as_is(job.upstream)}
+        ingestion_id = self._ingestion_id(job)
+        if ingestion_id is not None:
+            arguments["ingestion_id"] = ingestion_id
+        with tags(*self._labels(job)):
+            future: PrefectFuture[Any] = task.submit(
+                ref=as_is(ref), settings=as_is(self.settings), scope=self.scope, **arguments
+            )
+        return future
+
+    def _submit_batch(self, jobs: list[Job]) -> PrefectFuture[Any]:
+        stage = jobs[0].stage
+        questions = batch.Batch(
+            stage,
+            [self.refs[job.index] for job in jobs],
+            [job.upstream for job in jobs],
+            self.settings,
+            self.scope,
+        )
+        with tags(*((stage,) if self.settings.run.task_tags else ())):
+            future: PrefectFuture[Any] = tasks.question_batch.submit(
+                batch=as_is(questions),
+                runner=as_is(self.runner),
+                per_question=as_is(self.by_stage[stage]),
+            )
+        return future
