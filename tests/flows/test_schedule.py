@@ -40,7 +40,7 @@ class PoolFuture:
 
 
 def _ingest_job(index: int) -> IngestJob:
-    return IngestJob(index, MemoryLocation(f"q{index}", "v", f"m{index}", 0))
+    return IngestJob(index, MemoryLocation(f"q{index}", f"m{index}", 0))
 
 
 def test_every_ingestion_started_is_said_once_after_the_last_ingestion_is_submitted() -> None:
@@ -59,7 +59,7 @@ def test_every_ingestion_started_is_said_once_after_the_last_ingestion_is_submit
         release.wait(5)
         with lock:
             in_flight[job.stage] -= 1
-        return IngestOutcome(f"q{job.index}", "v", f"m{job.index}", 1, 0.0)
+        return IngestOutcome(f"q{job.index}", f"m{job.index}", 1, 0.0)
 
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
 
@@ -96,7 +96,7 @@ def test_the_heartbeat_ticks_while_the_first_jobs_run_and_before_any_finishes() 
 
     def work(job: Job) -> IngestOutcome:
         assert release.wait(30), "the scheduler ticked while the job ran"
-        return IngestOutcome(f"q{job.index}", "v", f"m{job.index}", 1, 0.0)
+        return IngestOutcome(f"q{job.index}", f"m{job.index}", 1, 0.0)
 
     def tick(running: dict[str, int]) -> None:
         ticks.append(running)
