@@ -202,8 +202,7 @@ def _serial_answers(config: Path, data: Path, results: Path, questions: int) -> 
     scope = cache_keys.memory_scope(settings, "bench")
     located = asyncio.run(steps.locate_memories([r.question_id for r in refs], settings, scope))
     outcomes = {
-        q: steps.IngestOutcome(q, at.vault_id, at.memory_id, at.entries, 0.0)
-        for q, at in located.items()
+        q: steps.IngestOutcome(q, at.memory_id, at.entries, 0.0) for q, at in located.items()
     }
 
     @flow(name="serial-tasks")

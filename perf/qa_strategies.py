@@ -15,7 +15,7 @@ import time
 import support  # noqa: F401  # this clone's lme_bench on the import path
 from langchain_core.messages import AIMessage, BaseMessage
 
-from lme_bench.backends.entry_system import open_backend
+from lme_bench.backends.entry_system import open_entry_store
 from lme_bench.config.settings import QaSettings, load_settings
 from lme_bench.dataset.views import make_view
 from lme_bench.providers.calls import CallAccount, CountedModel
@@ -39,7 +39,7 @@ def stand_in(messages: list[BaseMessage]) -> AIMessage:
 
 async def run(strategy: str, rerank: bool, latency: float, settings: object, items: list) -> str:
     qa = QaSettings(strategy=strategy, rerank=rerank)  # type: ignore[arg-type]
-    backend = open_backend(settings)  # type: ignore[arg-type]
+    backend = open_entry_store(settings)  # type: ignore[arg-type]
     calls, tokens_in, tokens_out, seconds = [], [], [], []
     for view, memory_id in items:
         account = CallAccount()

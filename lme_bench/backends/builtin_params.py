@@ -1,12 +1,16 @@
 """The `[memory.params]` of the two Mycelian-shaped built-ins, `embedded` and `mcp`, and the
-settings read from them: the embedded store's file, its search, the vault.
+settings read from them: the embedded store's file, its search.
 
-Like a plugin's, these are checked by the backend's own `Params`; the readers elsewhere (cache
-keys, fingerprints, the backends' data folder) take them from here, never from the raw table.
+Like a plugin's, these are checked by the backend's own `Params`, through the one parameter
+path every backend's go through (`checked_params`, which checks a table once per process and
+hands out the same frozen instance after); the readers elsewhere (cache keys, fingerprints, the
+backends' data folder) take them from here, never from the raw table.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -22,6 +26,7 @@ _VAULT = Field(
     default=None, description="vault title; default: one vault per host, lme-bench-<host>"
 )
 P = TypeVar("P", bound=BackendParams)
+STORE_FILE = "memory.sqlite"  # the embedded store's file in the results folder, by default
 
 
 class EmbeddedParams(BackendParams):
@@ -63,18 +68,41 @@ BUILT_IN_PARAMS: dict[str, type[EmbeddedParams | McpParams]] = {
 }
 
 
-def checked_params(model: type[P], backend: str, params: dict[str, Any]) -> P:
-    """`params` validated by `model`; a ConfigError naming each bad key."""
+_CHECKED: dict[tuple[type[BackendParams], str], BackendParams] = {}
+_CHECKED_MAX = 256  # distinct tables kept (a process sees a handful; a test suite more)
+_checked_lock = threading.Lock()
+
+
+def _table_key(params: Mapping[str, Any]) -> str:
+    """The table as text, each value's type kept (a date and its text are not one value)."""
+    return json.dumps(params, sort_keys=True, default=lambda v: f"{type(v).__name__}:{v}")
+
+
+def checked_params(model: type[P], backend: str, params: Mapping[str, Any]) -> P:
+    """`params` validated by `model` (a backend's `Params`), once per process for a given
+    table: the checked instance is frozen, so every reader shares it. A ConfigError naming
+    each bad key."""
+    key = (model, _table_key(params))
+    with _checked_lock:
+        found = _CHECKED.get(key)
+    if found is not None:
+        assert isinstance(found, model)
+        return found
     try:
-        return model.model_validate(params)
+        checked = model.model_validate(params)
     except ValidationError as error:
         problems = params_problems(model, error)
         raise ConfigError(f"backend {backend!r}: " + "; ".join(problems)) from None
+    with _checked_lock:
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.clear()
+        _CHECKED[key] = checked
+    return checked
 
 
 def builtin_params(settings: Settings) -> EmbeddedParams | McpParams | None:
-    """The checked `[memory.params]` of the configured backend when it is `embedded` or `mcp`;
-    None for any other backend (its own Params are checked when it is built)."""
+    """The checked `[memory.params]` of the configured backend when it is `embedded` or `mcp`
+    (the instance the backend is built with: checked_params); None for any other backend."""
     backend = settings.memory.backend
     model = BUILT_IN_PARAMS.get(backend)
     return None if model is None else checked_params(model, backend, settings.memory.params)
@@ -85,13 +113,10 @@ def embedded_params(settings: Settings) -> EmbeddedParams | None:
     return params if isinstance(params, EmbeddedParams) else None
 
 
-def mcp_params(settings: Settings) -> McpParams | None:
-    params = builtin_params(settings)
-    return params if isinstance(params, McpParams) else None
-
-
 def default_memory_path(settings: Settings) -> Path:
-    return settings.run.results_dir / "memory.sqlite"
+    """The embedded store's file when `path` is not set (entry_system.embedded_store_path
+    finds it from the backend's data folder, as a built-in backend gets no settings)."""
+    return settings.run.results_dir / STORE_FILE
 
 
 def memory_path(settings: Settings) -> Path:
@@ -105,12 +130,6 @@ def search_params(settings: Settings) -> EmbeddedParams:
     """The embedded store's search settings; another backend ranks with its own search, and
     the defaults stand in for it (cache keys hash them for every backend)."""
     return embedded_params(settings) or EmbeddedParams()
-
-
-def configured_vault(settings: Settings) -> str | None:
-    """The vault `[memory.params]` names (embedded, mcp); None: the default, one per host."""
-    params = builtin_params(settings)
-    return params.vault if params else None
 
 
 def comparable_memory(memory: Mapping[str, Any]) -> dict[str, Any]:

@@ -2,9 +2,11 @@
 
 Stages ask for them here, never by attribute name: a system that declares a capability without
 the surface it promises fails with one error naming it.
-- ENTRIES: `entry_memory`, the entries-and-context surface of Mycelian-shaped systems
-  (lme_bench.entries.EntryMemory), which the memory agent writes to in the `agentic` and
-  `context-only` ingestion modes and which keeps context documents;
+- ENTRIES: `entries`, the entries-and-context surface of Mycelian-shaped systems, by memory id
+  (lme_bench.entries.capability.Entries), which the memory agent writes to in the `agentic` and
+  `context-only` ingestion modes and which keeps context documents. A system written before
+  `entries` existed offers `entry_memory`, a vaulted EntryMemory: it is bound to the default
+  vault (one per host), as the stages used it then;
 - AGENT_TOOLS: `agent_tools(memory_id)`, the system's own tools for one memory, for the memory
   agent of systems without an entry surface.
 """
@@ -14,12 +16,22 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from lme_bench.backends.protocol import Capability, MemorySystem
+from lme_bench.backends.vaults import vault_title
+from lme_bench.entries.capability import Entries, VaultEntries
 from lme_bench.entries.entry_memory import EntryMemory
 
 
 @runtime_checkable
-class WithEntryMemory(Protocol):
+class WithEntries(Protocol):
     """A system with Capability.ENTRIES."""
+
+    @property
+    def entries(self) -> Entries: ...
+
+
+@runtime_checkable
+class WithEntryMemory(Protocol):
+    """A system with Capability.ENTRIES as it was offered before `entries`: a vaulted store."""
 
     @property
     def entry_memory(self) -> EntryMemory: ...
@@ -38,16 +50,18 @@ class CapabilityError(TypeError):
     """A system declares a capability but lacks the surface it promises (a permanent error)."""
 
 
-def entry_memory_of(system: MemorySystem) -> EntryMemory | None:
+def entries_of(system: MemorySystem) -> Entries | None:
     """The system's entry surface, or None when it declares none."""
     if Capability.ENTRIES not in system.capabilities:
         return None
-    if not isinstance(system, WithEntryMemory):
-        raise CapabilityError(
-            f"memory system {system.name!r} declares the {Capability.ENTRIES.value!r}"
-            " capability but has no `entry_memory`"
-        )
-    return system.entry_memory
+    if isinstance(system, WithEntries):
+        return system.entries
+    if isinstance(system, WithEntryMemory):
+        return VaultEntries(system.entry_memory, vault_title(None))
+    raise CapabilityError(
+        f"memory system {system.name!r} declares the {Capability.ENTRIES.value!r}"
+        " capability but has no `entries`"
+    )
 
 
 def agent_tools_of(system: MemorySystem) -> WithAgentTools | None:

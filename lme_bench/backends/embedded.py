@@ -1,4 +1,4 @@
-"""The embedded backend: the SQLite store behind the async EntryMemory protocol."""
+"""The embedded backend's store: the SQLite store behind the async EntryMemory protocol."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from lme_bench.reference_memory.store import EmbeddedStore
 from lme_bench.reference_memory.tool_results import PROMPT_TYPES, default_prompts
 
 
-class EmbeddedBackend:
+class EmbeddedEntryStore:
     name = "embedded"
 
     def __init__(

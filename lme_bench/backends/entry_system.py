@@ -1,26 +1,29 @@
 """Mycelian-shaped memories (vaults, entries, context documents) as a `MemorySystem`.
 
 The built-in `embedded` store and `mcp` servers with Mycelian's tool surface both speak the
-EntryMemory protocol; this adapter gives them the memory-system protocol as well, and keeps the
-entry surface at hand (`entry_memory`) for the memory agent's `agentic` and `context-only`
-modes. Raw sessions become one entry per non-empty turn, tagged with the opaque session key
-and the turn index, so hits carry their provenance exactly.
+EntryMemory protocol; this adapter gives them the memory-system protocol, and their entries
+capability (`entries`: the store's memories in the configured vault, by memory id) for the
+memory agent's `agentic` and `context-only` modes. The vault is the backend's own business:
+`[memory.params] vault`, else one per host. Raw sessions become one entry per non-empty turn,
+tagged with the opaque session key and the turn index, so hits carry their provenance exactly.
+
+Like a plug-in, each is built from its checked `[memory.params]` and the `BackendEnv` alone.
 """
 
 from __future__ import annotations
 
-import re
-import socket
-from collections.abc import Iterable
-from typing import ClassVar
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar
 
 from lme_bench.backends.builtin_params import (
+    STORE_FILE,
     EmbeddedParams,
     McpParams,
     builtin_params,
-    default_memory_path,
+    memory_path,
 )
-from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.backends.embedded import EmbeddedEntryStore
 from lme_bench.backends.protocol import (
     BackendEnv,
     BackendParams,
@@ -29,8 +32,10 @@ from lme_bench.backends.protocol import (
     Session,
     Usage,
 )
+from lme_bench.backends.vaults import vault_title
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.embeddings import embedding_counts, load_embedder
+from lme_bench.entries.capability import VaultEntries
 from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.entries.models import EntryHit, NewEntry
 
@@ -42,38 +47,52 @@ def entry_summary(text: str) -> str:
     return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…"
 
 
-def vault_title(vault: str | None) -> str:
-    """`vault`, or one vault per host (Mycelian titles: ≤ 50 chars, lowercase letters, digits
-    and hyphens)."""
-    if vault:
-        return vault
-    host = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-") or "host"
-    return f"lme-bench-{host}"[:50].rstrip("-")
+def open_embedded(
+    params: EmbeddedParams, path: Path, embedder: Callable[[], Any] | None
+) -> EmbeddedEntryStore:
+    """The embedded store at `path`; dense and hybrid search embed with `embedder()` (the
+    `[memory] embedding_model`, loaded at the first search)."""
+    model = None
+    if params.search != "bm25":
+        if embedder is None:
+            raise ConfigError(
+                f"backend 'embedded': [memory.params] search = {params.search!r} embeds, and"
+                " its BackendEnv gives no embedder (env.embedder)"
+            )
+        model = embedder()
+    return EmbeddedEntryStore(path, search=params.search, alpha=params.alpha, embedder=model)
 
 
-def open_embedded(params: EmbeddedParams, settings: Settings) -> EmbeddedBackend:
-    """The embedded store at `params.path` (default <results_dir>/memory.sqlite); dense and
-    hybrid search embed with `[memory] embedding_model`, loaded at the first search."""
-    model = settings.memory.embedding_model
-    embedder = load_embedder(model) if params.search != "bm25" else None
-    path = params.path or default_memory_path(settings)
-    return EmbeddedBackend(path, search=params.search, alpha=params.alpha, embedder=embedder)
+def embedded_store_path(params: EmbeddedParams, env: BackendEnv) -> Path:
+    """`[memory.params] path`, else <results_dir>/memory.sqlite: the results folder holds the
+    backends' data folders (`env.data_dir` is `<results_dir>/backends/embedded`)."""
+    if params.path is not None:
+        return params.path
+    backends = env.data_dir.parent
+    if backends.name != "backends":
+        raise ConfigError(
+            f"backend 'embedded': [memory.params] path is not set, and its data folder"
+            f" {env.data_dir} is not a results folder's backends/<name>: set [memory.params]"
+            " path (the store's SQLite file)"
+        )
+    return backends.parent / STORE_FILE
 
 
 def open_mcp(params: McpParams) -> EntryMemory:
-    from lme_bench.backends.mycelian_mcp import McpBackend  # imports the MCP client stack
+    from lme_bench.backends.mycelian_mcp import McpEntryStore  # imports the MCP client stack
 
-    return McpBackend(params)
+    return McpEntryStore(params)
 
 
-def open_backend(settings: Settings) -> EntryMemory:
-    """The entry surface of the built-in Mycelian-shaped backend the settings name."""
+def open_entry_store(settings: Settings) -> EntryMemory:
+    """The store of the built-in Mycelian-shaped backend the settings name (vaults and all)."""
     params = builtin_params(settings)  # a ConfigError naming a bad [memory.params] key
     if isinstance(params, EmbeddedParams):
-        return open_embedded(params, settings)
+        model = settings.memory.embedding_model
+        return open_embedded(params, memory_path(settings), lambda: load_embedder(model))
     if isinstance(params, McpParams):
         return open_mcp(params)
-    raise ConfigError(f"[memory] backend = {settings.memory.backend!r} has no entry surface")
+    raise ConfigError(f"[memory] backend = {settings.memory.backend!r} has no entry store")
 
 
 def turn_entries(session: Session) -> list[NewEntry]:
@@ -116,7 +135,7 @@ def entry_hit(hit: EntryHit) -> Hit:
 
 
 class EntryMemorySystem:
-    """Base of the two built-ins; a subclass opens its EntryMemory in `_open`."""
+    """Base of the two built-ins; a subclass opens its EntryMemory store in `_open`."""
 
     Params: ClassVar[type[BackendParams]] = BackendParams
     name: ClassVar[str] = "entry-memory"
@@ -125,30 +144,22 @@ class EntryMemorySystem:
     )
 
     def __init__(self, params: BackendParams, env: BackendEnv) -> None:
-        settings = env.extra.get("settings")
-        self.settings = settings if isinstance(settings, Settings) else Settings()
         self.params = params
-        self.vault_title = vault_title(getattr(params, "vault", None))
-        self.entry_memory: EntryMemory = self._open()
-        self._vault_id: str | None = None
+        self.env = env
+        self.store: EntryMemory = self._open()
+        self.entries = VaultEntries(self.store, vault_title(getattr(params, "vault", None)))
 
     def _open(self) -> EntryMemory:
         raise NotImplementedError
 
-    async def vault_id(self) -> str:
-        if self._vault_id is None:
-            self._vault_id = await self.entry_memory.get_or_create_vault(self.vault_title)
-        return self._vault_id
-
     async def open_memory(self, title: str) -> str:
-        return await self.entry_memory.get_or_create_memory(await self.vault_id(), title)
+        return await self.entries.open_memory(title)
 
     async def ingest_session(self, memory_id: str, session: Session) -> None:
-        vault_id = await self.vault_id()
-        await self.entry_memory.await_consistency(memory_id)
+        await self.entries.await_consistency(memory_id)
         held = {
             (tags.get("session_key"), tags.get("turn_index"))
-            for tags in await self.entry_memory.entry_tags(vault_id, memory_id)
+            for tags in await self.entries.entry_tags(memory_id)
         }
         entries = [
             e
@@ -156,13 +167,13 @@ class EntryMemorySystem:
             if (e.tags["session_key"], e.tags["turn_index"]) not in held
         ]
         if entries:
-            await self.entry_memory.add_entries(vault_id, memory_id, entries)
+            await self.entries.add_entries(memory_id, entries)
 
     async def wait_until_ready(self, memory_id: str) -> None:
-        await self.entry_memory.await_consistency(memory_id)
+        await self.entries.await_consistency(memory_id)
 
     async def search(self, memory_id: str, query: str, *, question_date: str, k: int) -> list[Hit]:
-        found = await self.entry_memory.search(memory_id, query, top_ke=k, top_kc=0)
+        found = await self.entries.search(memory_id, query, top_ke=k, top_kc=0)
         return [entry_hit(hit) for hit in found.entries[:k]]
 
     async def delete_memory(self, memory_id: str) -> None:
@@ -170,12 +181,12 @@ class EntryMemorySystem:
 
     def usage(self) -> Usage:
         # No model calls; the embedded store's embeddings (dense, hybrid: rows and queries).
-        searcher = getattr(getattr(self.entry_memory, "store", None), "searcher", None)
+        searcher = getattr(getattr(self.store, "store", None), "searcher", None)
         counts = embedding_counts(getattr(searcher, "embedder", None))
         return Usage(embedding_calls=counts.calls, embedded_texts=counts.texts)
 
     async def close(self) -> None:
-        await self.entry_memory.close()
+        await self.store.close()
 
 
 class EmbeddedSystem(EntryMemorySystem):
@@ -186,7 +197,8 @@ class EmbeddedSystem(EntryMemorySystem):
 
     def _open(self) -> EntryMemory:
         assert isinstance(self.params, EmbeddedParams)
-        return open_embedded(self.params, self.settings)
+        path = embedded_store_path(self.params, self.env)
+        return open_embedded(self.params, path, self.env.embedder)
 
 
 class McpSystem(EntryMemorySystem):

@@ -1,4 +1,4 @@
-"""The `mcp` backend: the EntryMemory protocol over any MCP server with Mycelian's tools.
+"""The `mcp` backend's store: the EntryMemory protocol over any MCP server with Mycelian's tools.
 
 Works with our own server (`lme-bench memory serve`) and with a real Mycelian server, over stdio or
 streamable HTTP, through one persistent session per backend instance (mcp_session.py).
@@ -62,7 +62,7 @@ def _context_hits(found: dict[str, Any]) -> list[ContextHit]:
     return hits
 
 
-class McpBackend:
+class McpEntryStore:
     """EntryMemory over MCP. Ids the protocol leaves out (vault of a memory) are looked up."""
 
     name = "mcp"

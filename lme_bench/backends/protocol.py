@@ -9,8 +9,10 @@ gold label (answers, evidence flags, question or session ids) ever reaches it.
 
 Beyond these calls, a backend declares what else it offers in `capabilities` (see
 `Capability`): provenance of its hits, extraction, deletion, an entries surface for the
-memory agent (ENTRIES: `entry_memory`, lme_bench.entries.entry_memory.EntryMemory) or tools of
-its own for it (AGENT_TOOLS: `async agent_tools(memory_id) -> list` of LangChain tools).
+memory agent (ENTRIES: `entries`, lme_bench.entries.capability.Entries) or tools of its own
+for it (AGENT_TOOLS: `async agent_tools(memory_id) -> list` of LangChain tools). Ingestion,
+retrieval and answering talk to this contract alone, and to those capability objects where
+a system declares them.
 
 How the harness calls a backend (what an implementation may rely on, and must allow):
 
@@ -78,10 +80,13 @@ class Capability(StrEnum):
     """The system rewrites what it is given (extracted facts, graph edges), so a hit's text is
     not a turn of the haystack; ingestion of such a system is never batched."""
     ENTRIES = "entries"
-    """The backend has `entry_memory` (lme_bench.entries.entry_memory.EntryMemory), the
-    entries-and-context surface the memory agent writes to in the `agentic` and `context-only`
-    ingestion modes. Without it only `raw` ingestion applies: sessions go in as they are and
-    the system does its own extraction."""
+    """The backend has `entries` (lme_bench.entries.capability.Entries): the entries and
+    context documents of its memories, by memory id, which the memory agent writes to in the
+    `agentic` and `context-only` ingestion modes; `raw` ingestion writes one entry per turn
+    there. Without it only `raw` ingestion applies: sessions go in as they are and the system
+    does its own extraction. (A backend written before `entries` may offer `entry_memory`, a
+    vaulted lme_bench.entries.entry_memory.EntryMemory, instead: it is used in the default
+    vault, one per host.)"""
     DELETES = "deletes"
     """`delete_memory` removes a memory; without it `delete_memory` raises
     NotImplementedError."""
@@ -212,8 +217,9 @@ class BackendEnv:
     system's latency, when it is called in the call's own task or through `asyncio.to_thread`
     (docs/performance.md, What the latency figures measure)."""
     extra: dict[str, Any] = field(default_factory=dict)
-    """Built-in backends' own inputs (the run's settings under `"settings"`); not part of the
-    plug-in API."""
+    """Empty: every backend, built-in or plug-in, is built from its checked `[memory.params]`
+    and the fields above alone. Kept so that code building a `BackendEnv` with it still
+    works; not part of the plug-in API."""
 
 
 @runtime_checkable

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from lme_bench.backends.capabilities import entry_memory_of
+from lme_bench.backends.capabilities import entries_of
 from lme_bench.backends.entry_system import entry_hit
 from lme_bench.backends.protocol import Hit, MemorySystem, Usage
 from lme_bench.common.waits import timed_call
@@ -54,7 +54,7 @@ class MemorySearch:
     def __init__(self, system: MemorySystem, question_date: str) -> None:
         self.system = system
         self.question_date = question_date
-        self.entry_memory = entry_memory_of(system)
+        self.entries = entries_of(system)
 
     async def wait_until_ready(self, memory_id: str) -> None:
         await self.system.wait_until_ready(memory_id)
@@ -62,7 +62,7 @@ class MemorySearch:
     async def search(self, memory_id: str, query: str, *, k: int, contexts: int = 0) -> Recall:
         """Up to `k` hits and up to `contexts` context documents (for systems that keep them)."""
         with timed_call() as clock:
-            if self.entry_memory is None:
+            if self.entries is None:
                 hits = list(
                     await self.system.search(
                         memory_id, query, question_date=self.question_date, k=k
@@ -71,7 +71,7 @@ class MemorySearch:
                 shown: list[ContextHit] = []
                 latest = None
             else:
-                found = await self.entry_memory.search(memory_id, query, top_ke=k, top_kc=contexts)
+                found = await self.entries.search(memory_id, query, top_ke=k, top_kc=contexts)
                 hits = [entry_hit(hit) for hit in found.entries]
                 shown, latest = list(found.contexts), found.latest_context
         return Recall(

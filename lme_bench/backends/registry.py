@@ -17,10 +17,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
-from pydantic import ValidationError
-
-from lme_bench.backends.builtin_params import EmbeddedParams, McpParams, memory_path
-from lme_bench.backends.config_hints import params_problems
+from lme_bench.backends.builtin_params import (
+    EmbeddedParams,
+    McpParams,
+    checked_params,
+    memory_path,
+)
 from lme_bench.backends.extra_params import GraphitiParams, LangGraphParams, Mem0Params
 from lme_bench.backends.mcp_tools_params import McpToolsParams
 from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
@@ -93,13 +95,10 @@ def backend_source_digest(name: str) -> str:
 
 
 def backend_params(cls: type[MemorySystem], params: dict[str, Any]) -> BackendParams:
-    """`[memory.params]` checked by the class's `Params`; one ConfigError naming every bad key
-    (an unknown one with the nearest valid key and the list of valid ones)."""
-    try:
-        return cls.Params.model_validate(params)
-    except ValidationError as error:
-        problems = params_problems(cls.Params, error)
-        raise ConfigError(f"backend {cls.name!r}: " + "; ".join(problems)) from None
+    """`[memory.params]` checked by the class's `Params`, built-in or plug-in alike (once per
+    table: builtin_params.checked_params); one ConfigError naming every bad key (an unknown
+    one with the nearest valid key and the list of valid ones)."""
+    return checked_params(cls.Params, cls.name, params)
 
 
 def _slug(text: str) -> str:
@@ -146,7 +145,6 @@ def backend_env(settings: Settings, data_dir: Path | None = None) -> BackendEnv:
         scope="",
         chat_model=chat_model,
         embedder=lambda: load_embedder(memory.embedding_model, f"[memory] backend = {backend!r}"),
-        extra={"settings": settings},
     )
 
 

@@ -148,8 +148,8 @@ class MemorySystemConformance:
         caps = capabilities or frozenset()
         if Capability.ENTRIES in caps:
             _expect(
-                hasattr(system, "entry_memory"),
-                f"{cls.__name__} declares ENTRIES but has no `entry_memory` attribute",
+                hasattr(system, "entries") or hasattr(system, "entry_memory"),
+                f"{cls.__name__} declares ENTRIES but has no `entries` attribute",
             )
         if Capability.TURN_PROVENANCE in caps:
             _expect(

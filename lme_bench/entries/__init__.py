@@ -1,2 +1,3 @@
-"""Mycelian's memory vocabulary: vaults, memories, entries, context documents, and the
-EntryMemory protocol that in-process stores and MCP servers both speak."""
+"""Mycelian's memory vocabulary: entries and context documents, the `Entries` capability a
+memory system offers for them (capability.py), and the vaulted EntryMemory protocol that the
+in-process store and MCP servers speak behind it (entry_memory.py)."""

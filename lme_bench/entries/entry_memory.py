@@ -1,7 +1,8 @@
 """EntryMemory: Mycelian's tool surface (vaults, memories, entries, context documents) as an
-async protocol. The embedded store and MCP servers with Mycelian's tools speak it; a memory
-system offers it to the stages as its ENTRIES capability (lme_bench.backends.capabilities).
-The contract every memory system meets is lme_bench.backends.protocol.MemorySystem."""
+async protocol: the stores behind the `embedded` and `mcp` backends (the in-process store, MCP
+servers with Mycelian's tools) speak it. Vaults are their own business: the stages see a
+memory system (lme_bench.backends.protocol.MemorySystem) and, with Capability.ENTRIES, its
+`Entries` (capability.py), one vault of such a store bound behind it (`VaultEntries`)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from lme_bench.common.limits import Limiter
 from lme_bench.common.waits import timed_call
 from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.views import SessionView
-from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.entries.capability import Entries
 from lme_bench.entries.models import NewEntry
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.held import held_turns, missing
@@ -37,16 +37,14 @@ class AgentWriter:
 
     def __init__(
         self,
-        backend: EntryMemory,
-        vault_id: str,
+        entries: Entries,
         model: BaseChatModel,
         settings: IngestSettings,
         checkpoints: Checkpoints,
         policy: RetryPolicy,
         limiter: Limiter | None = None,
     ) -> None:
-        self.backend = backend
-        self.vault_id = vault_id
+        self.entries = entries
         self.mode: str = settings.mode
         self.settings = settings
         self.checkpoints = checkpoints
@@ -60,7 +58,7 @@ class AgentWriter:
 
     async def start(self, memory_id: str) -> None:
         """The memory system's own prompts when it serves them, else ours; loaded once."""
-        served = await self.backend.default_prompts("chat")
+        served = await self.entries.default_prompts("chat")
         self.prompts = build_prompts(served or default_prompts("chat"), self.settings.mode)
 
     async def finish(self, memory_id: str) -> None:
@@ -68,32 +66,29 @@ class AgentWriter:
 
     async def _store(
         self,
-        vault_id: str,
         memory_id: str,
         entries: list[NewEntry],
         context: str | None,
         calls: Counter[str],
     ) -> None:
         if entries:
-            await self.backend.add_entries(vault_id, memory_id, entries)
+            await self.entries.add_entries(memory_id, entries)
             calls["add_entry"] += len(entries)
         if context is not None:
-            await self.backend.put_context(vault_id, memory_id, context)
+            await self.entries.put_context(memory_id, context)
             calls["put_context"] += 1
-        await self.backend.await_consistency(memory_id)
+        await self.entries.await_consistency(memory_id)
         calls["await_consistency"] += 1
 
     async def _bootstrap(
-        self, vault_id: str, memory_id: str, calls: Counter[str]
+        self, memory_id: str, calls: Counter[str]
     ) -> tuple[str | None, str | None]:
-        await self.backend.await_consistency(memory_id)
-        context = await self.backend.get_context(vault_id, memory_id)
+        await self.entries.await_consistency(memory_id)
+        context = await self.entries.get_context(memory_id)
         calls.update(["await_consistency", "get_context"])
         start = context
         if self.settings.mode == "agentic" and self.settings.bootstrap_entries:
-            recent = await self.backend.recent_entries(
-                vault_id, memory_id, self.settings.bootstrap_entries
-            )
+            recent = await self.entries.recent_entries(memory_id, self.settings.bootstrap_entries)
             calls["list_entries"] += 1
             block = bootstrap_block([e.summary for e in recent])
             start = "\n\n".join(part for part in (context, block) if part) or None
@@ -107,11 +102,10 @@ class AgentWriter:
         if saved is None or saved[0] != "pending":
             return None
         _, record, entries, context = saved
-        vault_id = self.vault_id
-        entries = missing(entries, await held_turns(self.backend, vault_id, memory_id))
-        if context is not None and context == await self.backend.get_context(vault_id, memory_id):
+        entries = missing(entries, await held_turns(self.entries, memory_id))
+        if context is not None and context == await self.entries.get_context(memory_id):
             context = None
-        await self._store(vault_id, memory_id, entries, context, Counter())
+        await self._store(memory_id, entries, context, Counter())
         self.checkpoints.mark_done(memory_id, record)
         record.resumed = True
         return record
@@ -124,10 +118,10 @@ class AgentWriter:
             if replayed is not None:
                 return replayed
         assert self.prompts is not None, "start() loads the prompts"
-        prompts, vault_id, mode = self.prompts, self.vault_id, self.mode
+        prompts, mode = self.prompts, self.mode
         with timed_call() as clock:  # waits on lme-bench (limiters) kept apart
             calls: Counter[str] = Counter()
-            prior, start_context = await self._bootstrap(vault_id, memory_id, calls)
+            prior, start_context = await self._bootstrap(memory_id, calls)
             account = CallAccount()
             model = CountedModel(self.model, self.policy, account, self.limiter)
             context_model = CountedModel(self.context_model, self.policy, account, self.limiter)
@@ -167,7 +161,7 @@ class AgentWriter:
             record.memory_calls = {name: n for name, n in planned.items() if n}
             record.seconds, record.wait_seconds = clock.own_seconds, clock.wait_seconds
             self.checkpoints.save_pending(memory_id, record, writes.entries, context)
-            await self._store(vault_id, memory_id, writes.entries, context, calls)
+            await self._store(memory_id, writes.entries, context, calls)
             record.memory_calls = dict(calls)
             record.seconds, record.wait_seconds = clock.own_seconds, clock.wait_seconds
             self.checkpoints.mark_done(memory_id, record)

@@ -22,7 +22,7 @@ from lme_bench.backends.protocol import MemorySystem, Session, Turn
 from lme_bench.common.stop_signal import check_stopping
 from lme_bench.common.waits import timed_call
 from lme_bench.dataset.views import SessionView
-from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.entries.capability import Entries
 from lme_bench.entries.models import NewEntry
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.held import TurnKey, held_turns, missing
@@ -98,12 +98,9 @@ class TurnEntries:
 
     mode = MODE
 
-    def __init__(
-        self, entries: EntryMemory, vault_id: str, checkpoints: Checkpoints, *, fresh: bool
-    ) -> None:
+    def __init__(self, entries: Entries, checkpoints: Checkpoints, *, fresh: bool) -> None:
         """`fresh`: the memory held nothing when this ingestion began (nothing to skip)."""
         self.entries = entries
-        self.vault_id = vault_id
         self.checkpoints = checkpoints
         self.held: set[TurnKey] | None = set() if fresh else None
         self.batch: list[tuple[SessionRecord, list[NewEntry]]] = []
@@ -118,7 +115,7 @@ class TurnEntries:
     ) -> SessionRecord:
         entries = session_entries(session)
         if self.held is None:  # once per attempt, and only for a memory that held something
-            self.held = await held_turns(self.entries, self.vault_id, memory_id)
+            self.held = await held_turns(self.entries, memory_id)
         to_send = missing(entries, self.held)
         record = _record(question_id, index, session)
         record.memory_calls = {"add_entry": len(to_send)}
@@ -144,7 +141,7 @@ class TurnEntries:
         self.checkpoints.save_all_pending(memory_id, [record for record, _ in batch])
         entries = [entry for _, part in batch for entry in part]
         with timed_call() as clock:  # the system's call alone
-            await self.entries.add_entries(self.vault_id, memory_id, entries)
+            await self.entries.add_entries(memory_id, entries)
         for record, sent in batch:
             share = len(sent) / max(len(entries), 1)
             record.seconds, record.wait_seconds = (

@@ -9,7 +9,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.entries.capability import Entries
 
 CONTEXT_CHARS = 600  # of the context document shown
 ENTRIES_SHOWN = 3
@@ -40,16 +40,16 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + " …"
 
 
-async def read_excerpt(
-    backend: EntryMemory | None, vault_id: str, memory_id: str
-) -> MemoryExcerpt | None:
-    """What the memory holds, read through its entry surface (get_context, list_entries);
-    `backend` None: a system that cannot list its contents. A read that fails gives None (the
-    report says it could not be read) and the ingestion stands."""
-    if backend is None:
-        return MemoryExcerpt(available=False)
+UNAVAILABLE = MemoryExcerpt(available=False)
+"""The excerpt of a system that cannot list what a memory holds."""
+
+
+async def read_excerpt(entries: Entries, memory_id: str) -> MemoryExcerpt | None:
+    """What the memory holds, read through its entry surface (get_context, list_entries). A
+    read that fails gives None (the report says it could not be read) and the ingestion
+    stands."""
     try:
-        return await _read(backend, vault_id, memory_id)
+        return await _read(entries, memory_id)
     except Exception as error:  # the excerpt is a courtesy: it never fails the ingestion
         log.warning(
             "memory %s: its excerpt could not be read (%s: %s)",
@@ -60,10 +60,10 @@ async def read_excerpt(
         return None
 
 
-async def _read(backend: EntryMemory, vault_id: str, memory_id: str) -> MemoryExcerpt:
-    context = await backend.get_context(vault_id, memory_id) or None
-    count = await backend.count_entries(memory_id)
-    recent = await backend.recent_entries(vault_id, memory_id, ENTRIES_SHOWN) if count else []
+async def _read(entries: Entries, memory_id: str) -> MemoryExcerpt:
+    context = await entries.get_context(memory_id) or None
+    count = await entries.count_entries(memory_id)
+    recent = await entries.recent_entries(memory_id, ENTRIES_SHOWN) if count else []
     return MemoryExcerpt(
         available=True,
         context=_cut(context, CONTEXT_CHARS) if context else None,

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from lme_bench.backends.protocol import MemorySystem
 from lme_bench.dataset.views import QuestionView
-from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.entries.capability import Entries
 from lme_bench.ingest.records import SessionRecord
 
 HEALTHY = "ok"
@@ -55,13 +55,11 @@ def probe_queries(view: QuestionView) -> list[str]:
     return list(dict.fromkeys(q for q in [*messages, *words] if q))
 
 
-async def entry_memory_health(
-    backend: EntryMemory, vault_id: str, memory_id: str, entries: int
-) -> str:
-    """`entries`: what the memory was counted to hold after its ingestion."""
-    if entries:
+async def entries_health(entries: Entries, memory_id: str, count: int) -> str:
+    """`count`: the entries the memory was counted to hold after its ingestion."""
+    if count:
         return HEALTHY
-    return HEALTHY if await backend.get_context(vault_id, memory_id) else EMPTY
+    return HEALTHY if await entries.get_context(memory_id) else EMPTY
 
 
 async def searched_health(system: MemorySystem, memory_id: str, view: QuestionView) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lme_bench.entries.entry_memory import EntryMemory
+from lme_bench.entries.capability import Entries
 from lme_bench.entries.models import NewEntry
 
 TurnKey = tuple[str, str]  # (session key, turn index), as tagged on every entry
@@ -18,10 +18,10 @@ def turn_key(tags: dict[str, str]) -> TurnKey | None:
     return tags["session_key"], tags["turn_index"]
 
 
-async def held_turns(backend: EntryMemory, vault_id: str, memory_id: str) -> set[TurnKey]:
+async def held_turns(entries: Entries, memory_id: str) -> set[TurnKey]:
     """The turns the memory holds entries for, once every queued write is stored."""
-    await backend.await_consistency(memory_id)
-    found = (turn_key(tags) for tags in await backend.entry_tags(vault_id, memory_id))
+    await entries.await_consistency(memory_id)
+    found = (turn_key(tags) for tags in await entries.entry_tags(memory_id))
     return {key for key in found if key is not None}
 
 

@@ -1,6 +1,7 @@
-"""Ingest one question: its memory (vault per host, an opaque title: ingest/titles.py), then
-every session in date order, raw or through the memory agent (with our entry tools, or with the
-memory system's own tools when it has no entry surface: ingest/agent_tools.py)."""
+"""Ingest one question: its memory (opened by an opaque title: ingest/titles.py), then every
+session in date order, raw or through the memory agent. Ingestion talks to the memory system
+(lme_bench.backends.protocol.MemorySystem) and reaches its memories through one surface,
+picked by the system's capabilities (surfaces.py): its entries, or the protocol alone."""
 
 from __future__ import annotations
 
@@ -8,29 +9,20 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lme_bench.backends.builtin_params import configured_vault
-from lme_bench.backends.capabilities import entry_memory_of
-from lme_bench.backends.entry_system import vault_title
-from lme_bench.backends.protocol import Capability, MemorySystem, Usage
+from lme_bench.backends.protocol import Capability, Usage
 from lme_bench.backends.registry import backend_class, open_system
 from lme_bench.common.limits import ThreadSafeSlots, provider_limiter
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import QuestionView, make_view
-from lme_bench.entries.entry_memory import EntryMemory
-from lme_bench.ingest.as_they_are import TurnEntries, WholeSessions
 from lme_bench.ingest.build_locks import BUILD_LOCKS
 from lme_bench.ingest.checkpoint import Checkpoints, claimed_fingerprints
-from lme_bench.ingest.excerpt import MemoryExcerpt, read_excerpt
+from lme_bench.ingest.excerpt import MemoryExcerpt
 from lme_bench.ingest.fingerprint import ingest_fingerprint
-from lme_bench.ingest.health import (
-    UNCHECKED,
-    context_health,
-    entry_memory_health,
-    searched_health,
-)
+from lme_bench.ingest.health import UNCHECKED
 from lme_bench.ingest.loop import SessionWriter, feed_sessions
 from lme_bench.ingest.records import SessionRecord
+from lme_bench.ingest.surfaces import MemorySurface, surface_of
 from lme_bench.ingest.titles import memory_title
 from lme_bench.providers.factory import check_models, model_for, parse_model, problems
 
@@ -49,15 +41,13 @@ class MemoryLocation:
     """Where a build's memory is, found before ingestion (part of its cache key)."""
 
     question_id: str  # the build id (a LongMemEval question's build is its question id)
-    vault_id: str
     memory_id: str
-    entries: int  # entries held, plus one for a stored context: 0 = an empty memory
+    entries: int  # what the memory holds (MemorySurface.held): 0 = an empty memory
 
 
 @dataclass(frozen=True, slots=True)
 class IngestOutcome:
     question_id: str
-    vault_id: str
     memory_id: str
     entries: int
     seconds: float
@@ -126,29 +116,25 @@ async def locate_memories(
     A system without an entry surface is not asked what it holds: its count is the sessions
     checkpointed as ingested."""
     system = open_system(settings)
-    entry_memory = entry_memory_of(system)
-    # Only a system without an entry surface is counted from the checkpoints (a rerun of a
-    # finished run over entries opens no file for writing here).
-    checkpoints = _checkpoints(settings) if entry_memory is None else None
+    # Opened only for a system counted from them (a rerun of a finished run over entries
+    # opens no file for writing here).
+    opened: list[Checkpoints] = []
+
+    def checkpoints() -> Checkpoints:
+        if not opened:
+            opened.append(_checkpoints(settings))
+        return opened[0]
+
+    surface = surface_of(system, settings.ingest.mode, checkpoints)
     located: dict[str, MemoryLocation] = {}
     try:
-        vault_id = ""
-        if entry_memory is not None:
-            vault_id = await entry_memory.get_or_create_vault(
-                vault_title(configured_vault(settings))
-            )
         for build_id in dict.fromkeys(build_ids):
             title = memory_title(build_id, run_id, settings.run.results_dir)
-            if checkpoints is not None:
-                memory_id = await system.open_memory(title)
-                held = checkpoints.sessions_done(memory_id)
-            elif entry_memory is not None:
-                memory_id = await entry_memory.get_or_create_memory(vault_id, title)
-                held = await _items_held(entry_memory, vault_id, memory_id)
-            located[build_id] = MemoryLocation(build_id, vault_id, memory_id, held)
+            memory_id = await system.open_memory(title)
+            located[build_id] = MemoryLocation(build_id, memory_id, await surface.held(memory_id))
     finally:
-        if checkpoints is not None:
-            checkpoints.close()
+        for opened_checkpoints in opened:
+            opened_checkpoints.close()
         await system.close()
     if "ingest" in settings.stages:
         _check_claims(located, settings, run_id)
@@ -170,12 +156,6 @@ def _check_claims(located: dict[str, MemoryLocation], settings: Settings, run_id
             " under a new run id (or [cache] scope = 'shared'), or run the other stages alone"
             " on these memories"
         )
-
-
-async def _items_held(backend: EntryMemory, vault_id: str, memory_id: str) -> int:
-    """Entries, plus one when a context is stored (context-only ingestion writes no entries)."""
-    entries = await backend.count_entries(memory_id)
-    return entries + int(bool(await backend.get_context(vault_id, memory_id)))
 
 
 def _claim(
@@ -243,59 +223,34 @@ async def _ingest_question(
     title = memory_title(ref.build, run_id, settings.run.results_dir)
     checkpoints = _checkpoints(settings)
     try:
-        backend = entry_memory_of(system)
-        if location is not None:
-            vault_id, memory_id = location.vault_id, location.memory_id
-        elif backend is None:
-            vault_id, memory_id = "", await system.open_memory(title)
-        else:
-            vault_id = await backend.get_or_create_vault(vault_title(configured_vault(settings)))
-            memory_id = await backend.get_or_create_memory(vault_id, title)
-
-        async def held() -> int:
-            if backend is None:
-                return checkpoints.sessions_done(memory_id)
-            return await _items_held(backend, vault_id, memory_id)
-
-        empty, finished = False, None
-        writer = None
+        surface = surface_of(system, settings.ingest.mode, lambda: checkpoints)
+        memory_id = await system.open_memory(title) if location is None else location.memory_id
+        sessions: list[SessionRecord] = []
+        writer: SessionWriter | None = None
         if "ingest" in settings.stages:
-            empty = await held() == 0
+            empty = await surface.held(memory_id) == 0
             _claim(checkpoints, memory_id, title, empty, settings)
             if empty:  # checkpoints of an emptied memory no longer describe it
                 checkpoints.forget(memory_id)
-            writer = _session_writer(settings, system, backend, vault_id, checkpoints, fresh=empty)
-            finished = (
-                None
-                if writer is None
-                else _finished_build(checkpoints, memory_id, writer.mode, view)
-            )
+            writer = _session_writer(settings, surface, checkpoints, fresh=empty)
+            finished = _finished_build(checkpoints, memory_id, writer.mode, view)
             if finished is not None:  # another ingestion (or process) built it: reused as it is
-                ingestion_id, sessions = finished
+                (ingestion_id, sessions), writer = finished, None
             else:
                 ingestion_id = checkpoints.begin_ingestion(memory_id)
         else:  # the memory as an earlier run's ingestion left it
             ingestion_id = checkpoints.ingestion_id(memory_id)
         turn.done()
-        if finished is None:
-            sessions = []
-            if writer is not None:
-                sessions = await feed_sessions(
-                    ref.question_id, view, memory_id, checkpoints, writer
-                )
-        entries = await backend.count_entries(memory_id) if backend is not None else 0
-        if not sessions and await held() == 0:
+        if writer is not None:
+            sessions = await feed_sessions(ref.question_id, view, memory_id, checkpoints, writer)
+        entries = await surface.entries(memory_id)
+        if not sessions and await surface.held(memory_id) == 0:
             raise MissingMemoryError(
                 f"question {ref.question_id}: memory {title!r} "
                 "holds nothing; run the ingest stage for this run first"
             )
-        if backend is not None:
-            health = await entry_memory_health(backend, vault_id, memory_id, entries)
-            if settings.ingest.mode != "raw":  # the memory agent keeps its context document
-                health = context_health(health, sessions)
-        else:
-            health = await searched_health(system, memory_id, view)
-        excerpt = await read_excerpt(backend, vault_id, memory_id)
+        health = await surface.health(memory_id, view, entries, sessions)
+        excerpt = await surface.excerpt(memory_id)
         for record in sessions:
             record.ingest_health = health
         usage = system.usage()
@@ -304,7 +259,6 @@ async def _ingest_question(
         await system.close()
     return IngestOutcome(
         question_id=ref.question_id,
-        vault_id=vault_id,
         memory_id=memory_id,
         entries=entries,
         seconds=time.perf_counter() - started,
@@ -334,26 +288,11 @@ def _finished_build(
 
 
 def _session_writer(
-    settings: Settings,
-    system: MemorySystem,
-    backend: EntryMemory | None,
-    vault_id: str,
-    checkpoints: Checkpoints,
-    fresh: bool,
-) -> SessionWriter | None:
-    """What writes the sessions to the memory; None when the run reuses an earlier ingestion."""
-    if "ingest" not in settings.stages:
-        return None
+    settings: Settings, surface: MemorySurface, checkpoints: Checkpoints, fresh: bool
+) -> SessionWriter:
+    """What writes the sessions to the memory, in the configured ingestion mode."""
     if settings.ingest.mode == "raw":
-        if backend is None:
-            return WholeSessions(system, checkpoints)
-        return TurnEntries(backend, vault_id, checkpoints, fresh=fresh)
+        return surface.raw_writer(checkpoints, fresh=fresh)
     model, policy, spec = model_for("agent", settings)  # LangChain: only when used
     limiter = provider_limiter(settings, spec.provider)
-    if backend is None:  # the system's own tools
-        from lme_bench.ingest.agent_tools import ToolAgentWriter
-
-        return ToolAgentWriter(system, model, settings.ingest, checkpoints, policy, limiter)
-    from lme_bench.ingest.agent import AgentWriter
-
-    return AgentWriter(backend, vault_id, model, settings.ingest, checkpoints, policy, limiter)
+    return surface.agent_writer(model, settings.ingest, checkpoints, policy, limiter)

@@ -123,9 +123,9 @@ _VOLATILE = frozenset({"seconds", "timeouts", *RETRY_COLUMNS})
 def upstream_digest(value: Any) -> str:
     """What a stage was handed by the stage before it."""
     if isinstance(value, IngestOutcome):  # the memory and the ingestion that filled it
-        return digest([value.memory_id, value.vault_id, value.ingestion_id])
+        return digest([value.memory_id, value.ingestion_id])
     if isinstance(value, MemoryLocation):
-        return digest([value.memory_id, value.vault_id])
+        return digest([value.memory_id])
     if isinstance(value, HypothesisRow):
         return digest({k: v for k, v in asdict(value).items() if k not in _VOLATILE})
     raise TypeError(f"no cache digest for {type(value).__name__}")

@@ -53,7 +53,7 @@ def merge_previous(
     # it was first ingested for: its earlier rows are not kept twice
     again = {o.question_id for o in results.outcomes}
     earlier = [
-        IngestOutcome(q, "", memories.get(q, ""), int(entries.get(q, 0)), 0.0, sessions.get(q, []))
+        IngestOutcome(q, memories.get(q, ""), int(entries.get(q, 0)), 0.0, sessions.get(q, []))
         for q in kept
         if q in memories and q not in again
     ]

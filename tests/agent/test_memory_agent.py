@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.backends.embedded import EmbeddedEntryStore
 from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
+from lme_bench.entries.capability import VaultEntries
 from lme_bench.ingest.agent import AgentWriter
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.loop import feed_sessions
@@ -40,17 +41,18 @@ def _question(turns_per_session: int = 4) -> Instance:
 
 class Setup:
     def __init__(self, tmp_path: Path, model: ScriptedChatModel, **ingest: Any) -> None:
-        self.backend = EmbeddedBackend(tmp_path / "memory.sqlite")
+        self.backend = EmbeddedEntryStore(tmp_path / "memory.sqlite")
         self.model = model
         self.settings = IngestSettings(**{"mode": "agentic", **ingest})
         self.checkpoints = Checkpoints(tmp_path / "checkpoints.sqlite")
         self.vault = asyncio.run(self.backend.get_or_create_vault("v"))
         self.memory = asyncio.run(self.backend.get_or_create_memory(self.vault, "q__r"))
+        self.entries_in_vault = VaultEntries(self.backend, "v")
 
     def run(self, instance: Instance) -> list[Any]:
         view, _ = make_view(instance)
         writer = AgentWriter(
-            self.backend, self.vault, self.model, self.settings, self.checkpoints, FAST
+            self.entries_in_vault, self.model, self.settings, self.checkpoints, FAST
         )
         question_id = instance.question_id
         return asyncio.run(feed_sessions(question_id, view, self.memory, self.checkpoints, writer))
@@ -256,8 +258,7 @@ def test_ingestion_calls_queue_by_start_then_by_sessions_left(tmp_path: Path) ->
     setup = Setup(tmp_path, ScriptedChatModel(script=[note_taker]), mode="context-only")
     view, _ = make_view(_question())
     writer = AgentWriter(
-        setup.backend,
-        setup.vault,
+        setup.entries_in_vault,
         setup.model,
         setup.settings,
         setup.checkpoints,

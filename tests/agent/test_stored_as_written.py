@@ -21,12 +21,13 @@ import pytest
 from markupsafe import escape
 
 from lme_bench.agent.copied_escapes import unescape_copied
-from lme_bench.backends.embedded import EmbeddedBackend
-from lme_bench.backends.mycelian_mcp import McpBackend
+from lme_bench.backends.embedded import EmbeddedEntryStore
+from lme_bench.backends.mycelian_mcp import McpEntryStore
 from lme_bench.config.mcp_section import McpSettings
 from lme_bench.config.settings import IngestSettings, ModelsSettings, ProviderSettings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
+from lme_bench.entries.capability import VaultEntries
 from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.ingest.agent import AgentWriter
 from lme_bench.ingest.checkpoint import Checkpoints
@@ -89,18 +90,18 @@ def _model(url: str) -> Any:
     return build_chat_model(spec, ModelsSettings(), 512)
 
 
-async def _ingest(backend: EntryMemory, url: str, mode: str, folder: Path) -> tuple[Any, Any]:
-    vault = await backend.get_or_create_vault("v")
-    memory = await backend.get_or_create_memory(vault, "q__stored-as-written")
+async def _ingest(store: EntryMemory, url: str, mode: str, folder: Path) -> tuple[Any, Any]:
+    entries_in_vault = VaultEntries(store, "v")
+    memory = await entries_in_vault.open_memory("q__stored-as-written")
     checkpoints = Checkpoints(folder / "checkpoints.sqlite")
     settings = IngestSettings(mode=mode, bootstrap_entries=2)
-    writer = AgentWriter(backend, vault, _model(url), settings, checkpoints, FAST)
+    writer = AgentWriter(entries_in_vault, _model(url), settings, checkpoints, FAST)
     view, _ = make_view(_question())
     records = await feed_sessions("aa11bb22", view, memory, checkpoints, writer)
     assert [r.status for r in records] == ["ok"] * SESSIONS
-    context = await backend.get_context(vault, memory)
-    entries = await backend.recent_entries(vault, memory, 50)
-    await backend.close()
+    context = await entries_in_vault.get_context(memory)
+    entries = await entries_in_vault.recent_entries(memory, 50)
+    await store.close()
     return context, entries
 
 
@@ -116,7 +117,7 @@ def _check(context: Any, entries: Any, mode: str) -> None:
 @pytest.mark.parametrize("mode", ["context-only", "agentic"])
 def test_the_embedded_store_keeps_the_bytes_through_ten_copies(tmp_path: Path, mode: str) -> None:
     with serve([copying_model]) as (url, _):
-        backend = EmbeddedBackend(tmp_path / "memory.sqlite")
+        backend = EmbeddedEntryStore(tmp_path / "memory.sqlite")
         context, entries = asyncio.run(_ingest(backend, url, mode, tmp_path))
     _check(context, entries, mode)
 
@@ -130,7 +131,7 @@ def test_our_mcp_server_keeps_the_bytes_through_ten_copies(tmp_path: Path, mode:
         args=serve_args("stdio", tmp_path / "memory.sqlite"),
     )
     with serve([copying_model]) as (url, _):
-        context, entries = asyncio.run(_ingest(McpBackend(mcp), url, mode, tmp_path))
+        context, entries = asyncio.run(_ingest(McpEntryStore(mcp), url, mode, tmp_path))
     _check(context, entries, mode)
 
 

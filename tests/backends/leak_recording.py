@@ -29,7 +29,7 @@ class CallRecorder:
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self.system, name)
-        if name == "entry_memory":
+        if name == "entries":
             return CallRecorder(found, self.log)
         if not callable(found) or name.startswith("_"):
             return found

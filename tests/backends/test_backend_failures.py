@@ -30,7 +30,7 @@ def _retrieval_batch(tmp_path: Path, backend: str) -> batch.Batch:
         {"memory": {"backend": f"{MODULE}:{backend}"}, "run": {"results_dir": str(tmp_path)}}
     )
     (ref,) = select_questions(prepare_dataset(bundled_sample(), tmp_path / "cache"), limit=1)
-    ingested = IngestOutcome(ref.question_id, "", "memory-1", 0, 0.0)
+    ingested = IngestOutcome(ref.question_id, "memory-1", 0, 0.0)
     return batch.Batch("retrieval", [ref], [ingested], settings, "")
 
 
@@ -89,7 +89,7 @@ def test_the_traceback_is_logged_once(tmp_path: Path, pickled: bool) -> None:
         # ... and the flow records the question's failure, then the run ends on it
         refs = select_questions(prepare_dataset(bundled_sample(), tmp_path / "cache"), limit=1)
         collector = RunCollector(refs, _retrieval_batch(tmp_path, "Broken").settings)
-        location = MemoryLocation(refs[0].question_id, "", "memory-1", 0)
+        location = MemoryLocation(refs[0].question_id, "memory-1", 0)
         collector.finished(Done(IngestJob(0, location), None, error))
         logging.getLogger("prefect.flow_runs").error("Flow run failed", exc_info=error)
     finally:
@@ -110,7 +110,7 @@ def test_questions_failing_alike_share_one_traceback(tmp_path: Path) -> None:
         for index, ref in enumerate(refs):
             (outcome,) = _retrieval_batch(tmp_path, "Broken").run()
             assert outcome.error is not None
-            location = MemoryLocation(ref.question_id, "", "memory-1", 0)
+            location = MemoryLocation(ref.question_id, "memory-1", 0)
             collector.finished(Done(IngestJob(index, location), None, outcome.error))
     finally:
         logging.getLogger().removeHandler(lines)
@@ -139,7 +139,7 @@ def test_transient_failures_out_of_retries_share_one_traceback_and_a_bare_name(
                     exc_info=error,
                     extra={"task_name": "ingest"},
                 )
-                location = MemoryLocation(ref.question_id, "", "memory-1", 0)
+                location = MemoryLocation(ref.question_id, "memory-1", 0)
                 collector.finished(Done(IngestJob(index, location), None, error))
     finally:
         logging.getLogger().removeHandler(lines)

@@ -13,10 +13,11 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.backends.embedded import EmbeddedEntryStore
 from lme_bench.config.settings import IngestSettings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
+from lme_bench.entries.capability import VaultEntries
 from lme_bench.ingest.agent import AgentWriter
 from lme_bench.ingest.checkpoint import Checkpoints
 from lme_bench.ingest.loop import feed_sessions
@@ -126,16 +127,16 @@ def _question() -> Instance:
 
 
 def _ingest(folder: Path, checkpoints: Checkpoints | None = None) -> tuple[Any, ...]:
-    backend = EmbeddedBackend(folder / "memory.sqlite")
+    backend = EmbeddedEntryStore(folder / "memory.sqlite")
     checkpoints = checkpoints or Checkpoints(folder / "checkpoints.sqlite")
     model = ScriptedChatModel(script=[note_taker])
     settings = IngestSettings(mode="agentic", context_every=3)
     view, _ = make_view(_question())
 
     async def run() -> tuple[str, list[SessionRecord]]:
-        vault = await backend.get_or_create_vault("v")
-        memory = await backend.get_or_create_memory(vault, "q__r")
-        writer = AgentWriter(backend, vault, model, settings, checkpoints, FAST)
+        entries_in_vault = VaultEntries(backend, "v")
+        memory = await entries_in_vault.open_memory("q__r")
+        writer = AgentWriter(entries_in_vault, model, settings, checkpoints, FAST)
         return memory, await feed_sessions("q", view, memory, checkpoints, writer)
 
     memory, records = asyncio.run(run())

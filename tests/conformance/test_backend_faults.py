@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lme_bench.backends.mcp_session import McpToolError, MemoryConnectionError
-from lme_bench.backends.mycelian_mcp import McpBackend
+from lme_bench.backends.mycelian_mcp import McpEntryStore
 from lme_bench.config.settings import McpSettings
 from lme_bench.run.transient import is_transient
 from tests.conformance.harness import RUN_ID, unique_title
@@ -35,7 +35,7 @@ def _child_serving(path: Path) -> int:
     raise AssertionError(f"no child process serves {path}")
 
 
-async def _lose_server(backend: McpBackend, kill: object) -> MemoryConnectionError:
+async def _lose_server(backend: McpEntryStore, kill: object) -> MemoryConnectionError:
     vault = await backend.get_or_create_vault(unique_title("faults"))
     memory = await backend.get_or_create_memory(vault, f"q1__{RUN_ID}")
     assert callable(kill)
@@ -53,7 +53,7 @@ async def _lose_server(backend: McpBackend, kill: object) -> MemoryConnectionErr
 def test_http_server_killed_mid_use(tmp_path: Path) -> None:
     server = HttpServer(tmp_path / "server")
     try:
-        backend = McpBackend(server.settings(timeout_s=20))
+        backend = McpEntryStore(server.settings(timeout_s=20))
         error = asyncio.run(_lose_server(backend, server.stop))
     finally:
         server.stop()
@@ -62,7 +62,7 @@ def test_http_server_killed_mid_use(tmp_path: Path) -> None:
 
 def test_stdio_server_killed_mid_use(tmp_path: Path) -> None:
     path = tmp_path / "stdio.sqlite"
-    backend = McpBackend(stdio_settings(path, timeout_s=20))
+    backend = McpEntryStore(stdio_settings(path, timeout_s=20))
     error = asyncio.run(
         _lose_server(backend, lambda: os.kill(_child_serving(path), signal.SIGKILL))
     )
@@ -73,7 +73,7 @@ def test_a_hung_server_times_out(tmp_path: Path) -> None:
     server = HttpServer(tmp_path / "server")
 
     async def scenario() -> tuple[MemoryConnectionError, float]:
-        backend = McpBackend(server.settings(timeout_s=1.5))
+        backend = McpEntryStore(server.settings(timeout_s=1.5))
         try:
             await backend.get_or_create_vault(unique_title("faults"))
             server.process.send_signal(signal.SIGSTOP)  # alive, but never answers
@@ -102,7 +102,7 @@ def test_a_hung_server_times_out(tmp_path: Path) -> None:
 )
 def test_server_not_there(settings: McpSettings) -> None:
     async def scenario() -> MemoryConnectionError:
-        backend = McpBackend(settings)
+        backend = McpEntryStore(settings)
         try:
             with pytest.raises(MemoryConnectionError) as caught:
                 await backend.get_or_create_vault("anything")
@@ -118,7 +118,7 @@ def test_tool_errors_are_permanent_and_named(tmp_path: Path) -> None:
     server = HttpServer(tmp_path / "server")
 
     async def scenario() -> McpToolError:
-        backend = McpBackend(server.settings())
+        backend = McpEntryStore(server.settings())
         try:
             with pytest.raises(McpToolError) as caught:
                 await backend.search("no-such-memory", "query", top_ke=5)

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from lme_bench.backends.embedded import EmbeddedBackend
-from lme_bench.backends.entry_system import open_backend
-from lme_bench.backends.mycelian_mcp import MAX_TOP_KE, McpBackend
+from lme_bench.backends.embedded import EmbeddedEntryStore
+from lme_bench.backends.entry_system import open_entry_store
+from lme_bench.backends.mycelian_mcp import MAX_TOP_KE, McpEntryStore
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.entries.entry_memory import EntryMemory
 from lme_bench.entries.models import NewEntry
@@ -47,9 +47,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
 
 def _backends(tmp_path: Path, server: HttpServer) -> dict[str, Callable[[], EntryMemory]]:
     return {
-        "embedded": lambda: EmbeddedBackend(tmp_path / "embedded.sqlite"),
-        "mcp-http": lambda: McpBackend(server.settings()),
-        "mcp-stdio": lambda: McpBackend(stdio_settings(tmp_path / "stdio.sqlite")),
+        "embedded": lambda: EmbeddedEntryStore(tmp_path / "embedded.sqlite"),
+        "mcp-http": lambda: McpEntryStore(server.settings()),
+        "mcp-stdio": lambda: McpEntryStore(stdio_settings(tmp_path / "stdio.sqlite")),
     }
 
 
@@ -158,7 +158,7 @@ def test_pipeline_over_mcp_scores_like_the_embedded_backend(
         **{"run.results_dir": str(tmp_path / "mcp"), "memory.backend": "mcp"},
         **{"memory.params": {"transport": "streamable_http", "url": server.url, "vault": vault}},
     )
-    assert isinstance(open_backend(over_mcp), McpBackend)
+    assert isinstance(open_entry_store(over_mcp), McpEntryStore)
     embedded = load_settings(
         None,
         **common,

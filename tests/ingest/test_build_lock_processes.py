@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from lme_bench.backends.capabilities import entry_memory_of
+from lme_bench.backends.capabilities import entries_of
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef
@@ -45,9 +45,9 @@ def _ingest_in_child(
 async def _entries(settings: Settings, memory_id: str) -> int:
     system = open_system(settings)
     try:
-        entry_memory = entry_memory_of(system)
-        assert entry_memory is not None
-        return await entry_memory.count_entries(memory_id)
+        entries = entries_of(system)
+        assert entries is not None
+        return await entries.count_entries(memory_id)
     finally:
         await system.close()
 

@@ -58,7 +58,7 @@ def test_no_locomo_gold_reaches_the_memory(tmp_path: Path, monkeypatch: pytest.M
 
         def __getattr__(self, name: str) -> Any:
             found = getattr(self.system, name)
-            if name == "entry_memory":  # the embedded store's entries and searches
+            if name == "entries":  # the embedded store's entries and searches
                 return Recorder(found)
             if not callable(found) or name.startswith("_"):
                 return found

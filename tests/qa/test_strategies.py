@@ -5,12 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.backends.embedded import EmbeddedEntryStore
 from lme_bench.backends.protocol import Capability, Hit
 from lme_bench.backends.recall import MemorySearch, Recall
 from lme_bench.config.settings import QaSettings
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.views import make_view
+from lme_bench.entries.capability import VaultEntries
 from lme_bench.entries.models import ContextHit
 from lme_bench.ingest.as_they_are import TurnEntries
 from lme_bench.ingest.checkpoint import Checkpoints
@@ -50,18 +51,18 @@ def test_fuse_leaves_unscored_hits_out_of_the_fusion_and_puts_them_last() -> Non
     assert [h.id for h in fuse([c, d]).entries] == ["y", "x"]
 
 
-def _memory(tmp_path: Path) -> tuple[EmbeddedBackend, str, Instance]:
+def _memory(tmp_path: Path) -> tuple[EmbeddedEntryStore, str, Instance]:
     instance = Instance.model_validate(
         make_question(question="What does my golden retriever chew?")
     )
     view, _ = make_view(instance)
-    backend = EmbeddedBackend(tmp_path / "m.sqlite")
+    backend = EmbeddedEntryStore(tmp_path / "m.sqlite")
 
     async def build() -> str:
-        vault = await backend.get_or_create_vault("v")
-        memory = await backend.get_or_create_memory(vault, "q__r")
+        entries_in_vault = VaultEntries(backend, "v")
+        memory = await entries_in_vault.open_memory("q__r")
         checkpoints = Checkpoints(tmp_path / "checkpoints.sqlite")
-        writer = TurnEntries(backend, vault, checkpoints, fresh=True)
+        writer = TurnEntries(entries_in_vault, checkpoints, fresh=True)
         await feed_sessions("q", view, memory, checkpoints, writer)
         checkpoints.close()
         return memory
@@ -75,7 +76,7 @@ class _EntrySystem:
     name = "embedded"
     capabilities = frozenset({Capability.ENTRIES})
 
-    def __init__(self, backend: EmbeddedBackend) -> None:
+    def __init__(self, backend: EmbeddedEntryStore) -> None:
         self.entry_memory = backend
 
     async def wait_until_ready(self, memory_id: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lme_bench.backends.mcp_session import McpSession, MemoryConnectionError
-from lme_bench.backends.mycelian_mcp import McpBackend
+from lme_bench.backends.mycelian_mcp import McpEntryStore
 from lme_bench.entries.models import NewEntry
 from lme_bench.reference_memory.store import EmbeddedStore
 from tests.conformance.servers import HttpServer
@@ -27,7 +27,7 @@ def _integrity(path: Path) -> str:
 
 
 async def _write_and_await(server: HttpServer, n: int) -> tuple[str, str]:
-    backend = McpBackend(server.settings())
+    backend = McpEntryStore(server.settings())
     vault = await backend.get_or_create_vault("durability")
     memory = await backend.get_or_create_memory(vault, "q1__run")
     entries = [
@@ -57,7 +57,7 @@ def test_awaited_writes_survive_sigkill_and_restart(tmp_path: Path) -> None:
     try:
 
         async def reopen() -> tuple[str, str, int, int]:
-            backend = McpBackend(restarted.settings())
+            backend = McpEntryStore(restarted.settings())
             v = await backend.get_or_create_vault("durability")
             m = await backend.get_or_create_memory(v, "q1__run")
             count = await backend.count_entries(m)
@@ -149,7 +149,7 @@ def test_acknowledged_adds_survive_sigkill_while_another_process_holds_the_write
 
     async def main() -> int:
         nonlocal holder
-        setup = McpBackend(server.settings())
+        setup = McpEntryStore(server.settings())
         vault = await setup.get_or_create_vault("crash")
         memory = await setup.get_or_create_memory(vault, "q1__run")
         await setup.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lme_bench import embeddings
-from lme_bench.backends.entry_system import open_backend
+from lme_bench.backends.entry_system import open_entry_store
 from lme_bench.config.settings import ConfigError, load_settings
 from lme_bench.embeddings import (
     HASHING,
@@ -222,7 +222,7 @@ def test_pipeline_runs_hybrid_and_records_the_mode(tmp_path: Path) -> None:
         "memory.embedding_model": HASHING,
     }
     settings = load_settings(None, **overrides)
-    backend = open_backend(settings)
+    backend = open_entry_store(settings)
     assert backend.store.search_mode == "hybrid"  # type: ignore[attr-defined]
     asyncio.run(backend.close())
     plan = plan_run(settings)

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from lme_bench.backends.entry_system import open_backend
+from lme_bench.backends.entry_system import open_entry_store
 from lme_bench.backends.mcp_session import McpToolError, connection_config, describe_server
-from lme_bench.backends.mycelian_mcp import McpBackend
+from lme_bench.backends.mycelian_mcp import McpEntryStore
 from lme_bench.common.secrets import redact_secrets, secret_env_names
 from lme_bench.config.settings import ConfigError, McpSettings, load_settings
 from lme_bench.run.transient import is_transient
@@ -39,8 +39,8 @@ class ScriptedSession:
         return None
 
 
-def _backend(session: ScriptedSession) -> McpBackend:
-    backend = McpBackend(McpSettings(url="http://memory.invalid/mcp"))
+def _backend(session: ScriptedSession) -> McpEntryStore:
+    backend = McpEntryStore(McpSettings(url="http://memory.invalid/mcp"))
     backend.session = session  # type: ignore[assignment]
     return backend
 
@@ -206,15 +206,15 @@ def test_headers_from_env_are_read_at_connect_time_and_never_shown(
 
 def test_mcp_backend_config_is_checked() -> None:
     with pytest.raises(ConfigError, match=r"url"):
-        open_backend(load_settings(None, **{"memory.backend": "mcp"}))
+        open_entry_store(load_settings(None, **{"memory.backend": "mcp"}))
     stdio = {"memory.backend": "mcp", "memory.params": {"transport": "stdio"}}
     with pytest.raises(ConfigError, match=r"command"):
-        open_backend(load_settings(None, **stdio))
+        open_entry_store(load_settings(None, **stdio))
     settings = load_settings(
         None, **{"memory.backend": "mcp", "memory.params": {"url": "http://127.0.0.1:1/mcp"}}
     )
-    backend = open_backend(settings)
-    assert isinstance(backend, McpBackend) and backend.name == "mcp"
+    backend = open_entry_store(settings)
+    assert isinstance(backend, McpEntryStore) and backend.name == "mcp"
     asyncio.run(backend.close())  # never opened: nothing to do
 
 

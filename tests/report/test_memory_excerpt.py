@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from lme_bench.backends.capabilities import entry_memory_of
+from lme_bench.backends.capabilities import entries_of
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.ingest.question import IngestOutcome
@@ -69,18 +69,18 @@ def test_a_context_left_as_a_sentence_about_it_is_flagged_and_shown(tmp_path: Pa
         assert f'<pre class="memory">{escape(SENT_TO_USER)}</pre>' in card
 
 
-def _held(settings: Settings, vault_id: str, memory_id: str) -> tuple[Any, ...]:
+def _held(settings: Settings, memory_id: str) -> tuple[Any, ...]:
     """What the memory holds, read from the store itself: context, newest 3 entries, count."""
 
     async def read() -> tuple[Any, ...]:
         system = open_system(settings)
-        store = entry_memory_of(system)
-        assert store is not None
+        entries = entries_of(system)
+        assert entries is not None
         try:
             return (
-                await store.get_context(vault_id, memory_id),
-                await store.recent_entries(vault_id, memory_id, 3),
-                await store.count_entries(memory_id),
+                await entries.get_context(memory_id),
+                await entries.recent_entries(memory_id, 3),
+                await entries.count_entries(memory_id),
             )
         finally:
             await system.close()
@@ -99,7 +99,7 @@ def test_each_card_shows_the_context_and_newest_entries_read_from_the_memory(
     assert set(cards) == set(excerpts) and len(cards) == 2
     for outcome in outcomes:
         card, excerpt = cards[outcome.question_id], excerpts[outcome.question_id]
-        context, newest, held = _held(settings, outcome.vault_id, outcome.memory_id)
+        context, newest, held = _held(settings, outcome.memory_id)
         assert context and newest and held > 3
         assert excerpt["available"] and excerpt["entry_count"] == held
         assert context.startswith(excerpt["context"].removesuffix(" …"))

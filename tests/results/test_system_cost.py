@@ -12,8 +12,8 @@ from lme_bench.results.cost import run_cost, system_usage
 def test_the_memory_systems_calls_are_summed_shown_and_priced() -> None:
     settings = Settings(models={"memory": "openai:gpt-4o-mini"})
     outcomes = [
-        IngestOutcome("q1", "", "m1", 0, 1.0, system_usage=Usage(3, 1000, 200, 5, 40)),
-        IngestOutcome("q2", "", "m2", 0, 1.0, system_usage=Usage(2, 500, 100, 1, 8, 1, 2)),
+        IngestOutcome("q1", "m1", 0, 1.0, system_usage=Usage(3, 1000, 200, 5, 40)),
+        IngestOutcome("q2", "m2", 0, 1.0, system_usage=Usage(2, 500, 100, 1, 8, 1, 2)),
     ]
     usage = system_usage(outcomes, settings)
     assert usage == {

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.backends.embedded import EmbeddedEntryStore
 from lme_bench.backends.entry_system import entry_hit
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.models import Instance
@@ -120,7 +120,7 @@ def test_a_repeated_session_is_ranked_twice_as_in_the_official_corpus(tmp_path: 
 def _ranked_by_the_store(path: Path, instance: Instance) -> dict[str, RetrievalRow]:
     """Raw-ingest one question into a fresh store and score a BM25 search of its question."""
     view, keys = make_view(instance)
-    backend = EmbeddedBackend(path / "memory.sqlite")
+    backend = EmbeddedEntryStore(path / "memory.sqlite")
     memory = backend.store.get_or_create_memory(backend.store.get_or_create_vault("v"), "q__r")
     for session in view.sessions:
         backend.store.add_entries(memory, session_entries(session))

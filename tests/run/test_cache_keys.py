@@ -20,8 +20,8 @@ from lme_bench.run.stage_table import STAGES as STAGES_BY_NAME
 
 STAGES = ("ingest", "retrieval", "answer", "judge")
 REF = QuestionRef(0, "q1", "single-session-user", False, "ab" * 32, 2, 4, "shard-0")
-LOCATION = MemoryLocation("q1", "vault", "memory-1", 0)
-OUTCOME = IngestOutcome("q1", "vault", "memory-1", 4, 0.1, ingestion_id="first")
+LOCATION = MemoryLocation("q1", "memory-1", 0)
+OUTCOME = IngestOutcome("q1", "memory-1", 4, 0.1, ingestion_id="first")
 
 
 def _settings(tmp_path: Path, **overrides: object) -> Settings:
@@ -191,14 +191,14 @@ def test_threads_asking_at_once_share_one_computation(
 
 def test_a_memory_ingested_again_changes_every_later_key(tmp_path: Path) -> None:
     settings = _settings(tmp_path)
-    again = IngestOutcome("q1", "vault", "memory-1", 4, 0.1, ingestion_id="second")
+    again = IngestOutcome("q1", "memory-1", 4, 0.1, ingestion_id="second")
     for stage in ("retrieval", "answer"):
         first = cache_keys.stage_key(stage, REF, settings, "run-1", OUTCOME)
         assert cache_keys.stage_key(stage, REF, settings, "run-1", again) != first
     judged = cache_keys.stage_key("judge", REF, settings, "run-1", _hypothesis(), "first")
     rejudged = cache_keys.stage_key("judge", REF, settings, "run-1", _hypothesis(), "second")
     assert judged != rejudged  # the same answer, from a memory filled again
-    timing = IngestOutcome("q1", "vault", "memory-1", 4, 9.9, ingestion_id="first")
+    timing = IngestOutcome("q1", "memory-1", 4, 9.9, ingestion_id="first")
     assert _key("retrieval", settings) == cache_keys.stage_key(
         "retrieval", REF, settings, "run-1", timing
     )

@@ -22,7 +22,7 @@ def _setup(tmp_path: Path) -> tuple[RunCollector, list[Job]]:
     settings = load_settings(None, **{"models.qa": "fake:echo", "models.judge": "fake:yes"})
     collector = RunCollector(refs, settings)
     locations = {
-        r.question_id: MemoryLocation(r.question_id, "v", f"m-{r.question_id}", 0) for r in refs
+        r.question_id: MemoryLocation(r.question_id, f"m-{r.question_id}", 0) for r in refs
     }
     return collector, collector.start(locations)
 
@@ -30,7 +30,7 @@ def _setup(tmp_path: Path) -> tuple[RunCollector, list[Job]]:
 def test_a_question_moves_through_every_stage(tmp_path: Path) -> None:
     collector, jobs = _setup(tmp_path)
     assert [j.stage for j in jobs] == ["ingest", "ingest"]
-    outcome = IngestOutcome("q1", "v", "m-q1", 3, 0.1)
+    outcome = IngestOutcome("q1", "m-q1", 3, 0.1)
     follow = collector.finished(Done(jobs[0], outcome, None))
     assert [j.stage for j in follow] == ["retrieval", "answer"]
     assert all(j.upstream is outcome for j in follow)
@@ -57,7 +57,7 @@ def test_a_failed_ingestion_leaves_error_rows_and_stops_the_question(tmp_path: P
 
 def test_failure_rows_are_kept_but_the_question_counts_as_failed(tmp_path: Path) -> None:
     collector, jobs = _setup(tmp_path)
-    answer = collector.finished(Done(jobs[0], IngestOutcome("q1", "v", "m", 3, 0.1), None))[1]
+    answer = collector.finished(Done(jobs[0], IngestOutcome("q1", "m", 3, 0.1), None))[1]
     failed = unanswered_row(collector.refs[0], collector.settings, "RateLimitError: quota")
     assert collector.finished(Done(answer, None, StageFailed(failed))) == []  # no judging
     assert collector.results().hypotheses == [failed]
@@ -76,7 +76,7 @@ def test_the_longest_ingestion_is_started_first(tmp_path: Path) -> None:
     for mode in ("raw", "context-only"):  # turns decide the one, sessions the other
         settings = load_settings(None, **{"ingest.mode": mode})
         collector = RunCollector(refs, settings)
-        locations = {r.question_id: MemoryLocation(r.question_id, "v", "m", 0) for r in refs}
+        locations = {r.question_id: MemoryLocation(r.question_id, "m", 0) for r in refs}
         jobs = collector.start(locations)
         assert [refs[j.index].question_id for j in jobs] == ["long", "short"], mode
 
@@ -90,7 +90,7 @@ def _shared_build(tmp_path: Path) -> tuple[RunCollector, list[Job]]:
     refs = [replace(r, build_id=build_of[r.question_id]) for r in refs]
     settings = load_settings(None, **{"models.qa": "fake:echo", "models.judge": "fake:yes"})
     collector = RunCollector(refs, settings)
-    locations = {b: MemoryLocation(b, "v", f"m-{b}", 0) for b in ("conv-1", "conv-2")}
+    locations = {b: MemoryLocation(b, f"m-{b}", 0) for b in ("conv-1", "conv-2")}
     return collector, collector.start(locations)
 
 
@@ -100,7 +100,7 @@ def test_a_build_is_ingested_once_for_every_question_asking_it(tmp_path: Path) -
     ingested = {collector.refs[j.index].build: j for j in jobs if isinstance(j, IngestJob)}
     assert len(jobs) == 2 and set(ingested) == {"conv-1", "conv-2"}
     assert ingested["conv-1"].location.memory_id == "m-conv-1"
-    outcome = IngestOutcome("q1", "v", "m-conv-1", 3, 0.1, ingestion_id="ing-1")
+    outcome = IngestOutcome("q1", "m-conv-1", 3, 0.1, ingestion_id="ing-1")
     follow = collector.finished(Done(ingested["conv-1"], outcome, None))
     asked = sorted({collector.refs[j.index].question_id for j in follow})
     assert asked == ["q1", "q3"]  # both questions of the build, from its one ingestion

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lme_bench.backends.builtin_params import memory_path
-from lme_bench.backends.embedded import EmbeddedBackend
+from lme_bench.backends.embedded import EmbeddedEntryStore
 from lme_bench.config.settings import load_settings
 from lme_bench.metrics.ranking_metrics import METRIC_NAMES
 from lme_bench.results.tables import SCHEMA_VERSION
@@ -75,7 +75,7 @@ def test_search_of_a_memory_built_by_ingestion(tmp_path: Path) -> None:
     plan = plan_run(settings)
     _, refs = prepare_questions(plan, limit=1)
     outcome = asyncio.run(ingest_question(refs[0], settings, plan.run_id))
-    backend = EmbeddedBackend(memory_path(settings))
+    backend = EmbeddedEntryStore(memory_path(settings))
     found = asyncio.run(backend.search(outcome.memory_id, refs[0].load().question, top_ke=5))
     assert 0 < len(found.entries) <= 5
     assert all(hit.tags["session_key"].startswith("s") for hit in found.entries)

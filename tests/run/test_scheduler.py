@@ -18,11 +18,11 @@ LIMITS = {"ingest": 1, "retrieval": 1, "answer": 1, "judge": 1}
 
 
 def _ingest_job(index: int) -> IngestJob:
-    return IngestJob(index, MemoryLocation(f"q{index}", "v", f"m{index}", 0))
+    return IngestJob(index, MemoryLocation(f"q{index}", f"m{index}", 0))
 
 
 def _outcome(index: int) -> IngestOutcome:
-    return IngestOutcome(f"q{index}", "v", f"m{index}", 1, 0.0)
+    return IngestOutcome(f"q{index}", f"m{index}", 1, 0.0)
 
 
 def _hypothesis(index: int) -> HypothesisRow:
