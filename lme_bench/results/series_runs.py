@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.report_hooks import DEFAULT_BENCHMARK
 from lme_bench.results.series import manifest_series
 
 
@@ -71,7 +72,7 @@ def read_series_run(run_dir: Path) -> SeriesRun | None:
         series=manifest_series(manifest) or run_dir.name,
         started_at=manifest.get("started_at"),
         finished_at=manifest.get("finished_at"),
-        benchmark=benchmark if isinstance(benchmark, str) else "longmemeval",  # before: LME only
+        benchmark=benchmark if isinstance(benchmark, str) else DEFAULT_BENCHMARK,  # before: LME
         dataset_sha256=dataset.get("sha256"),
         dataset_path=dataset.get("path"),
         judge=models.get("judge") if "judge" in stages else None,

@@ -132,6 +132,8 @@ class Beam:
         headline=("mean over abilities", "score per ability"),
         module="lme_bench.benchmarks.beam.scoring",
     )
+    # Report hooks (lme_bench.benchmarks.report_hooks): its report, compare, history sections.
+    report_hooks = "lme_bench.benchmarks.beam.report_hooks:HOOKS"
 
     def detect(self, path: Path) -> bool:
         try:

@@ -106,6 +106,8 @@ class Locomo:
         headline=("F1 per category", "overall F1", "evidence recall"),
         module="lme_bench.benchmarks.locomo.scoring",
     )
+    # Report hooks (lme_bench.benchmarks.report_hooks): its report, compare, history sections.
+    report_hooks = "lme_bench.benchmarks.locomo.report_hooks:HOOKS"
 
     def detect(self, path: Path) -> bool:
         path = Path(path)

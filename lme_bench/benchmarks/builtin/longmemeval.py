@@ -82,6 +82,8 @@ class LongMemEval:
         ),
         module="lme_bench.metrics",
     )
+    # Report hooks (lme_bench.benchmarks.report_hooks): its report, compare, history sections.
+    report_hooks = "lme_bench.benchmarks.longmemeval.report_hooks:HOOKS"
 
     def detect(self, path: Path) -> bool:
         head = json_head(path)
