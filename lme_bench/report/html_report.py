@@ -370,7 +370,7 @@ def render_report(
         f'<p id="headline"><b>Headline</b>: {escape(lead)}.</p>' if lead else "",
         _about(summary, views, primary),
         _chart(summary, primary),
-        _benchmark_section(summary),
+        _benchmark_section(summary) + "\n",  # the blank line the page had before
         _qa_section(summary["qa"]) if summary.get("qa") else "",
         _retrieval_section(summary),
         _cost_section(summary),
