@@ -5,8 +5,9 @@
 per run (lme_bench.compare.load), computes per-type, task-averaged, overall and abstention
 accuracies and every retrieval metric at every k with paired bootstrap intervals of B - A
 (lme_bench.compare.paired), beside each run's budgets and memory system (lme_bench.compare.budgets).
-LoCoMo runs add LoCoMo's official F1 and BEAM runs BEAM's rubric scores, paired per question
-(lme_bench.compare.official); runs of different benchmarks do not compare.
+A benchmark's own official figures, paired per question, come from its `compare` report hook
+(lme_bench.benchmarks.report_hooks: LoCoMo's F1, BEAM's rubric scores in place of QA accuracy);
+runs of different benchmarks do not compare (lme_bench.compare.official).
 `lme-bench compare` renders and writes it (lme_bench.report.compare).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lme_bench.benchmarks.report_hooks import CompareRequest, report_hooks_of
 from lme_bench.compare.budgets import run_budget, unequal_budgets
 from lme_bench.compare.comparison import Comparison, QaPart, RetrievalComparison
 from lme_bench.compare.load import (
@@ -27,7 +29,7 @@ from lme_bench.compare.load import (
     same_judging,
     select_labels,
 )
-from lme_bench.compare.official import check_same_data, compare_beam, compare_locomo
+from lme_bench.compare.official import OTHER, check_same_data
 from lme_bench.compare.paired import compare_labels, compare_metrics
 
 __all__ = ["CompareError", "Comparison", "build_comparison"]
@@ -105,13 +107,13 @@ def build_comparison(
         raise CompareError(f"--resamples must be at least 1, got {resamples}")
     benchmark, datasets = check_same_data(results_dir, run_a, run_b)
     qa, official = None, None
-    if benchmark == "beam":  # rubric scores, no verdicts: BEAM's own figures stand for QA
-        runs = load_scores(results_dir, run_a), load_scores(results_dir, run_b)
-        official = compare_beam(results_dir, runs, judge, allow_different_judges, resamples, seed)
-    else:
+    hooks = report_hooks_of(benchmark or OTHER)
+    if hooks.replaces_qa is None:  # else no verdicts: the benchmark's own figures stand for QA
         qa = _qa(results_dir, run_a, run_b, judge, allow_different_judges, resamples, seed)
-    if benchmark == "locomo":
-        official = compare_locomo(results_dir, run_a, run_b, resamples, seed)
+    if hooks.compare is not None:
+        asked = (results_dir, run_a, run_b, judge, allow_different_judges, resamples, seed)
+        request = CompareRequest(str(benchmark), *asked)
+        official = hooks.call("compare", request)
     retrieval = _retrieval(results_dir, run_a, run_b, resamples, seed)
     if qa is None and not retrieval and not (official and official.rows):
         raise CompareError(

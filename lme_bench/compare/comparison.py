@@ -1,6 +1,6 @@
 """A comparison of two runs as data: the paired QA figures, the paired retrieval metrics, a
-LoCoMo or BEAM run's own official figures paired, and the budgets and memory systems of both runs
-(lme_bench.report renders it)."""
+benchmark's own official figures paired (its report hooks), and the budgets and memory systems
+of both runs (lme_bench.report renders it)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,6 @@ class Comparison:
     seed: int
     unequal_budgets: list[str] = field(default_factory=list)
     memories: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # each run's memory system
-    benchmark: str | None = None  # locomo | beam | other (LongMemEval, a plug-in); None: unknown
-    official: OfficialPart | None = None  # LoCoMo's F1 or BEAM's rubric scores, paired
+    benchmark: str | None = None  # one with a compare hook, or other; None: unknown
+    official: OfficialPart | None = None  # the benchmark's own figures, paired (its hook)
     different_datasets: str | None = None  # the note when the runs read different files

@@ -24,6 +24,7 @@ from lme_bench.benchmarks.beam.export import write_official_answers
 from lme_bench.benchmarks.beam.models import BeamGold, ProbingQuestion, ProbingSet
 from lme_bench.benchmarks.beam.scoring import QuestionScore, aggregate
 from lme_bench.benchmarks.beam.stored import stored_beam_gold
+from lme_bench.benchmarks.report_hooks import ReportTable
 from lme_bench.benchmarks.scoring_hooks import FiguresInput, RunFigures
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.results.atomic import write_text_atomically
@@ -128,7 +129,7 @@ def beam_report(
 ) -> tuple[dict[str, Any], str]:
     """The run's BEAM figures (summary.json) and their summary.md section; writes the
     official-format exports into `run_dir`. `judges`: the LLM judges in the order they lead."""
-    beam = [r for r in refs if r.benchmark == "beam"]
+    beam = list(refs)  # one dataset, one benchmark: the run's questions are BEAM's
     ids = _ids(beam)
     mine = [s for s in scores or [] if s.question_id in ids and s.judge_kind == "llm"]
     order = [j for j in judges if any(s.judge == j for s in mine)]
@@ -249,6 +250,13 @@ def beam_table(figures: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     mean = _cell(judged["mean_over_abilities"])
     rows.append(["mean over abilities", str(judged["questions"]), str(judged["judged"]), mean])
     return header, rows
+
+
+def html_section(figures: dict[str, Any]) -> ReportTable:
+    """BEAM's `html_section` report hook: the per-ability rubric scores by its first LLM judge
+    (lme_bench.benchmarks.beam.report_hooks)."""
+    header, rows = beam_table(figures)
+    return ReportTable("BEAM", beam_words(figures), header, rows)
 
 
 def _cell(value: float | None) -> str:

@@ -1,38 +1,17 @@
-"""A comparison's LoCoMo or BEAM section: the benchmark's own official figures of both runs per
-category (LoCoMo) or ability (BEAM) and overall, paired per question, with the interval of
-B - A (lme_bench.compare.official)."""
+"""A comparison's benchmark section: the benchmark's own official figures of both runs per
+category or ability and overall, paired per question, with the interval of B - A
+(lme_bench.compare.official), in the words of its report hooks (`compare_words`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from lme_bench.benchmarks.report_hooks import CompareWords, report_hooks_of
 from lme_bench.compare.official import OfficialPart
 from lme_bench.compare.paired import MetricComparison
 from lme_bench.report.compare_chart import BarChart, BarGroup
 
-TITLES = {"locomo": "LoCoMo F1 (official)", "beam": "BEAM rubric scores (official)"}
-NOTES = {
-    "locomo": (
-        "Each question's official token F1 as its run's report scored it (locomo_scores.json); "
-        "A and B: the mean F1 over the questions scored in both runs (paired n), per category "
-        "and overall (each question once), as LoCoMo's statistics average. 95% interval of Δ: "
-        "paired percentile bootstrap over those questions, resampled within each category "
-        "({resamples} resamples, seed {seed})."
-    ),
-    "beam": (
-        "Each question's rubric score (the judge's first judgment) by {judge}; A and B over the "
-        "questions scored in both runs (paired n): per ability the mean within each chat, then "
-        "over the chats, and the mean over abilities (each ability weighs the same), as BEAM's "
-        "report_results.py averages. An undefined (NaN) score leaves its question out. 95% "
-        "interval of Δ: paired percentile bootstrap over those questions, resampled within each "
-        "ability and chat ({resamples} resamples, seed {seed})."
-    ),
-}
-Y_LABELS = {
-    "locomo": "mean F1, 0-1 as % (paired questions)",
-    "beam": "rubric score, 0-1 as % (paired questions)",
-}
 HEADER = ["{first}", "paired n", "A", "B", "Δ B-A", "95% CI of Δ"]
 
 
@@ -44,13 +23,22 @@ class OfficialTable:
     rows: list[MetricComparison]
 
 
+def _words(part: OfficialPart) -> CompareWords:
+    words = report_hooks_of(part.benchmark).compare_words
+    if words is None:
+        raise ValueError(f"benchmark {part.benchmark!r} compares runs without compare_words")
+    return words
+
+
+def _note(part: OfficialPart, resamples: int, seed: int) -> str:
+    return _words(part).note.format(resamples=resamples, seed=seed, judge=part.judge)
+
+
 def official_table(part: OfficialPart, resamples: int, seed: int) -> OfficialTable:
     """The section's title, its words and the rows to show (none when not compared)."""
-    words = NOTES[part.benchmark].format(resamples=resamples, seed=seed, judge=part.judge)
-    paragraphs = [f"Metric: {part.metric}.", part.note or words]
-    first = "category" if part.benchmark == "locomo" else "ability"
-    header = [h.format(first=first) for h in HEADER]
-    return OfficialTable(TITLES[part.benchmark], paragraphs, header, part.rows)
+    paragraphs = [f"Metric: {part.metric}.", part.note or _note(part, resamples, seed)]
+    header = [h.format(first=_words(part).first_column) for h in HEADER]
+    return OfficialTable(_words(part).title, paragraphs, header, part.rows)
 
 
 def official_json(part: OfficialPart, resamples: int, seed: int) -> dict[str, Any]:
@@ -63,8 +51,7 @@ def official_json(part: OfficialPart, resamples: int, seed: int) -> dict[str, An
         "benchmark": part.benchmark,
         "metric": part.metric,
         "judge": part.judge,
-        "note": part.note
-        or NOTES[part.benchmark].format(resamples=resamples, seed=seed, judge=part.judge),
+        "note": part.note or _note(part, resamples, seed),
         "rows": {m.metric: paired(m) for m in part.rows},
     }
 
@@ -72,8 +59,8 @@ def official_json(part: OfficialPart, resamples: int, seed: int) -> dict[str, An
 def official_chart(run_a: str, run_b: str, part: OfficialPart) -> BarChart:
     """Both runs' figures over the paired questions, per category or ability and overall."""
     return BarChart(
-        title=TITLES[part.benchmark],
+        title=_words(part).title,
         series=(f"A: {run_a}", f"B: {run_b}"),
         groups=[BarGroup(m.metric, (m.paired.a, m.paired.b)) for m in part.rows],
-        y_label=Y_LABELS[part.benchmark],
+        y_label=_words(part).y_label,
     )

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from lme_bench.benchmarks.report_hooks import NO_HOOKS, ReportHooks, report_hooks_of
 from lme_bench.compare.comparison import Comparison, QaPart
 from lme_bench.compare.load import RETRIEVAL_METRICS, JudgeLabels
 from lme_bench.compare.paired import (
@@ -21,7 +22,6 @@ from lme_bench.compare.paired import (
     PairedDelta,
     Row,
 )
-from lme_bench.judge.locomo_stage import NOT_OFFICIAL
 from lme_bench.metrics.qa import Accuracy
 from lme_bench.report.compare_chart import BarChart, BarGroup, chart, render_svg
 from lme_bench.report.compare_official import official_chart, official_json, official_table
@@ -135,10 +135,21 @@ def _judge_line(side: str, run: str, labels: JudgeLabels) -> str:
     )
 
 
+def _hooks(c: Comparison) -> ReportHooks:
+    """The report hooks of the benchmark both runs are of (none when it is not known)."""
+    return report_hooks_of(c.benchmark) if c.benchmark is not None else NO_HOOKS
+
+
+def _qa_label(c: Comparison) -> str | None:
+    """What the QA accuracy is when the benchmark's own figures are the official ones."""
+    return _hooks(c).verdicts_label
+
+
 def _qa_sections(c: Comparison, qa: QaPart) -> list[Section]:
     scores = qa.scores
     rows = [*scores.per_type, scores.task_averaged, scores.overall, scores.abstention]
-    title = f"QA accuracy ({NOT_OFFICIAL})" if c.benchmark == "locomo" else "QA accuracy"
+    label = _qa_label(c)
+    title = f"QA accuracy ({label})" if label is not None else "QA accuracy"
     found = [
         Section(
             title,
@@ -169,8 +180,9 @@ def _qa_sections(c: Comparison, qa: QaPart) -> list[Section]:
 
 def sections(c: Comparison) -> list[Section]:
     intro = [memory_line("A", c.run_a, c.memories[0]), memory_line("B", c.run_b, c.memories[1])]
-    if c.qa is None and c.benchmark == "beam":
-        intro.append("QA accuracy not compared: BEAM questions get rubric scores, not verdicts.")
+    replaced = _hooks(c).replaces_qa
+    if c.qa is None and replaced is not None:
+        intro.append(replaced)
     elif c.qa is None:
         intro.append("QA not compared: not both runs were judged (retrieval only).")
     else:
@@ -218,8 +230,8 @@ CHART_METRICS = ("recall_any@5", "recall_all@5", "ndcg_any@5", "recall_any@10", 
 
 
 def comparison_chart(c: Comparison) -> BarChart:
-    """A LoCoMo or BEAM run's official figures; else QA accuracy per type when both runs were
-    judged, else session-level retrieval."""
+    """The benchmark's official figures (its report hooks' compare part); else QA accuracy per
+    type when both runs were judged, else session-level retrieval."""
     if c.official is not None and c.official.rows:
         return official_chart(c.run_a, c.run_b, c.official)
     if c.qa is not None:
@@ -381,7 +393,7 @@ def to_json(c: Comparison) -> dict[str, Any]:
         "benchmark": c.benchmark,
         "official": official_json(c.official, c.resamples, c.seed) if c.official else None,
         "qa": _qa_json(c.qa) if c.qa is not None else None,
-        "qa_label": NOT_OFFICIAL if c.benchmark == "locomo" and c.qa is not None else None,
+        "qa_label": _qa_label(c) if c.qa is not None else None,
         "retrieval": {
             part.granularity: {
                 "metrics": {m.metric: _paired(m.paired) for m in part.official},

@@ -11,7 +11,7 @@ from pathlib import Path
 from lme_bench.report.history_chart import TrendChart, TrendPoint, shown
 from lme_bench.report.labels import count, dollars
 from lme_bench.results.history import History, HistoryRow, SeriesOverview
-from lme_bench.results.history_figures import FIGURES, Figure, FigureKind
+from lme_bench.results.history_figures import Figure, FigureKind, figure_kinds
 
 Link = Callable[[HistoryRow], str | None]  # a run's report.html as the page links it
 
@@ -40,8 +40,8 @@ def figure_cell(figure: Figure | None, kind: FigureKind) -> str:
 
 
 def shown_figures(history: History) -> list[FigureKind]:
-    """The headline figures some run of the series has, in FIGURES' order."""
-    return [k for k in FIGURES if any(k.key in row.figures for row in history.rows)]
+    """The headline figures some run of the series has, in `figure_kinds`' order."""
+    return [k for k in figure_kinds() if any(k.key in row.figures for row in history.rows)]
 
 
 def change_words(row: HistoryRow) -> list[str]:

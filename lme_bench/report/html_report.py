@@ -13,9 +13,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.report_hooks import DEFAULT_BENCHMARK, ReportTable, report_hooks_of
 from lme_bench.dataset.models import QUESTION_TYPES
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.report.beam import beam_table, beam_words
 from lme_bench.report.cost import cost_rows, own_calls_words
 from lme_bench.report.figure_rows import (
     ACCURACY_HEADER,
@@ -43,8 +43,6 @@ from lme_bench.report.labels import (
     small_sample,
     words,
 )
-from lme_bench.report.locomo import official_words as locomo_words
-from lme_bench.report.locomo import table as locomo_table
 from lme_bench.report.provenance_check import name_check_line, unverified_text
 from lme_bench.report.qa import INTERVALS_NOTE
 from lme_bench.report.regression import baseline_html
@@ -179,21 +177,22 @@ def _qa_section(qa: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _locomo_section(figures: dict[str, Any]) -> str:
-    """LoCoMo's official F1 first, the LLM judge's accuracy beside it as not official."""
-    header, rows = locomo_table(figures)
-    cells = [[escape(c) for c in row] for row in rows]
-    return f"<h2>LoCoMo</h2><p>{escape(locomo_words(figures)).replace('`', '')}</p>" + _table(
-        header, cells
-    )
+def _benchmark_section(summary: dict[str, Any]) -> str:
+    """The run's benchmark's own figures (its report hooks' section), official first."""
+    benchmark = summary.get("benchmark", DEFAULT_BENCHMARK)
+    hooks, section = report_hooks_of(benchmark), summary.get(benchmark)
+    if not section or hooks.html_section is None:
+        return ""
+    found: ReportTable = hooks.call("html_section", section)
+    cells = [[escape(c) for c in row] for row in found.rows]
+    table = _table(found.header, cells) if cells else ""
+    return f"<h2>{escape(found.title)}</h2><p>{escape(found.words)}</p>" + table
 
 
-def _beam_section(figures: dict[str, Any]) -> str:
-    """BEAM's per-ability rubric scores by its first LLM judge (lme_bench.report.beam)."""
-    header, rows = beam_table(figures)
-    words = escape(beam_words(figures))
-    cells = [[escape(c) for c in row] for row in rows]
-    return f"<h2>BEAM</h2><p>{words}</p>" + (_table(header, cells) if cells else "")
+def _verdicts_label(summary: dict[str, Any]) -> str | None:
+    """What the verdict accuracy is when the benchmark's own figures are the official ones."""
+    benchmark = summary.get("benchmark", DEFAULT_BENCHMARK)
+    return report_hooks_of(benchmark).verdicts_label if summary.get(benchmark) else None
 
 
 def _chart(summary: dict[str, Any], primary: str | None) -> str:
@@ -205,8 +204,9 @@ def _chart(summary: dict[str, Any], primary: str | None) -> str:
         ]
         small = any(small_sample(b.n) for b in bars)
         note = " (small samples: few questions a type)" if small else ""
-        if summary.get("locomo"):
-            note += " (LLM judge, not the official LoCoMo metric)"
+        label = _verdicts_label(summary)
+        if label is not None:
+            note += f" ({label})"
         return bars_svg(f"QA accuracy per question type ({primary}), 95% intervals{note}", bars)
     by_type = summary["session"]["by_type"]
     bars = [Bar(t, g.get("recall_any@5"), None, g["n"]) for t, g in by_type.items()]
@@ -370,8 +370,7 @@ def render_report(
         f'<p id="headline"><b>Headline</b>: {escape(lead)}.</p>' if lead else "",
         _about(summary, views, primary),
         _chart(summary, primary),
-        _locomo_section(summary["locomo"]) if summary.get("locomo") else "",
-        _beam_section(summary["beam"]) if summary.get("beam") else "",
+        _benchmark_section(summary) + "\n",  # the blank line the page had before
         _qa_section(summary["qa"]) if summary.get("qa") else "",
         _retrieval_section(summary),
         _cost_section(summary),

@@ -29,9 +29,10 @@ from lme_bench.benchmarks.locomo.export import (
 )
 from lme_bench.benchmarks.locomo.records import Conversation, Question, Sample
 from lme_bench.benchmarks.locomo.records import Gold as LocomoGold
+from lme_bench.benchmarks.locomo.report_hooks import QUESTION_SCORES
 from lme_bench.benchmarks.locomo.scoring import ScoredQuestion, aggregate, score_question
+from lme_bench.benchmarks.report_hooks import ReportTable
 from lme_bench.benchmarks.scoring_hooks import FiguresInput, RunFigures
-from lme_bench.compare.official import LOCOMO_SCORES
 from lme_bench.dataset.build_records import gold_of
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.locomo_stage import NO_ANSWER_EXPLANATION, NOT_OFFICIAL, prompt_mapping
@@ -45,7 +46,7 @@ from lme_bench.retrieval.official_ids import RetrievalRow
 
 PREDICTIONS_NAME = "locomo_predictions.json"
 CONVERSATIONS_FOLDER = "locomo"  # one file per conversation, named as locomo10.zip names them
-QUESTION_SCORES_NAME = LOCOMO_SCORES  # each question's official F1, for comparisons
+QUESTION_SCORES_NAME = QUESTION_SCORES  # each question's official F1, for comparisons
 NOT_OFFICIAL_SHORT = "not official"
 
 
@@ -267,6 +268,13 @@ def table(figures: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         ]
     )
     return header, rows
+
+
+def html_section(figures: dict[str, Any]) -> ReportTable:
+    """LoCoMo's `html_section` report hook: official F1 first, the LLM judge's accuracy beside
+    it as not official (lme_bench.benchmarks.locomo.report_hooks)."""
+    header, rows = table(figures)
+    return ReportTable("LoCoMo", official_words(figures).replace("`", ""), header, rows)
 
 
 def _markdown(figures: dict[str, Any]) -> str:

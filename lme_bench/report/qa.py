@@ -3,18 +3,17 @@ intervals (flagged on small samples, left out where they carry no spread)."""
 
 from __future__ import annotations
 
+from lme_bench.benchmarks.report_hooks import DEFAULT_BENCHMARK, QaWords, report_hooks_of
 from lme_bench.dataset.models import QUESTION_TYPES
-from lme_bench.judge.locomo_stage import CATEGORIES as LOCOMO_CATEGORIES
-from lme_bench.judge.locomo_stage import NOT_OFFICIAL
 from lme_bench.providers.calls import calls_text
 from lme_bench.report.judge_profile import successor_markdown
 from lme_bench.report.labels import attribution, count, interval_text, percent
 from lme_bench.results.qa_records import Figures, JudgeRecord, QaReport
 
 
-def _rows(figures: Figures, types_judged: int) -> list[str]:
-    locomo = bool(figures["per_type"]) and set(figures["per_type"]) <= LOCOMO_CATEGORIES
-    every = len(LOCOMO_CATEGORIES) if locomo else len(QUESTION_TYPES)
+def _rows(figures: Figures, types_judged: int, types: tuple[str, ...]) -> list[str]:
+    own = bool(figures["per_type"]) and set(figures["per_type"]) <= set(types)
+    every = len(types) if own else len(QUESTION_TYPES)
     task = "task-averaged" + (f" ({types_judged} of {every} types)" if types_judged < every else "")
     named = [
         *figures["per_type"].items(),
@@ -33,7 +32,7 @@ def _rows(figures: Figures, types_judged: int) -> list[str]:
 _HEADER = ["| question type | accuracy | correct / judged | 95% interval |", "|---|---:|---:|---|"]
 
 
-def _judge_table(name: str, judge: JudgeRecord) -> list[str]:
+def _judge_table(name: str, judge: JudgeRecord, types: tuple[str, ...]) -> list[str]:
     if judge["kind"] != "llm":
         title = f"### No-LLM fallback (not comparable with LLM-judged figures): {name}"
     else:
@@ -41,7 +40,7 @@ def _judge_table(name: str, judge: JudgeRecord) -> list[str]:
         title = (
             f"### LLM judge {name}, prompts {judge['prompt_version']} ({prompts['description']})"
         )
-    lines = [title, "", *_HEADER, *_rows(judge, judge["types_judged"]), ""]
+    lines = [title, "", *_HEADER, *_rows(judge, judge["types_judged"], types), ""]
     if judge["not_judged"]:
         shown = ", ".join(judge["not_judged_ids"][:20])
         more = " …" if judge["not_judged"] > 20 else ""
@@ -62,7 +61,7 @@ def _judge_table(name: str, judge: JudgeRecord) -> list[str]:
             '"yes"):',
             "",
             *_HEADER,
-            *_rows(readable, len(readable["per_type"])),
+            *_rows(readable, len(readable["per_type"]), types),
             "",
         ]
     return lines
@@ -75,39 +74,28 @@ INTERVALS_NOTE = (
 )
 
 
-def _rule_line(benchmark: str) -> str:
-    if benchmark == "longmemeval":
-        return (
-            "Figures by the official rule (evaluate_qa.py / print_qa_metrics.py): a judge reply "
-            'without "yes" is a wrong answer; each question is judged once (repeat 0).'
-        )
+def _rule_line(words: QaWords) -> str:
+    if words.rule is not None:
+        return words.rule
     return (
         'A judge reply without "yes" is a wrong answer (the rule lme-bench reads every LLM'
         " judge's verdicts by); each question is judged once (repeat 0)."
     )
 
 
-def _averages_note(benchmark: str) -> str:
-    if benchmark == "longmemeval":
-        return (
-            "Task-averaged: the plain mean of the per-type accuracies (the official printer needs"
-            " all six types); overall: the mean over all judged questions; `_abs` questions count"
-            " inside their base type and again in the abstention row. " + INTERVALS_NOTE
-        )
-    abstaining = (
-        "adversarial (category 5) questions count in their category"
-        if benchmark == "locomo"
-        else "questions whose answer is not in the history count in their type"
-    )
+def _averages_note(words: QaWords) -> str:
+    if words.averages is not None:
+        return words.averages + " " + INTERVALS_NOTE
     return (
         "Task-averaged: the plain mean of the per-type accuracies; overall: the mean over all"
-        f" judged questions; {abstaining} and again in the abstention row. " + INTERVALS_NOTE
+        f" judged questions; {words.abstaining} and again in the abstention row. " + INTERVALS_NOTE
     )
 
 
-def qa_markdown(summary: QaReport, benchmark: str = "longmemeval") -> str:
-    """The QA section; `benchmark` chooses the notes (LongMemEval's name its official scripts),
-    and a run without yes/no verdicts (BEAM's rubric scores) gets none."""
+def qa_markdown(summary: QaReport, benchmark: str = DEFAULT_BENCHMARK) -> str:
+    """The QA section; `benchmark`'s report hooks choose the notes (an official rule names its
+    scripts), and a run without yes/no verdicts and without an official rule gets none."""
+    words = report_hooks_of(benchmark).qa_words
     answers = summary["answers"]
     lines = [
         "## Question answering",
@@ -117,19 +105,15 @@ def qa_markdown(summary: QaReport, benchmark: str = "longmemeval") -> str:
         f"{calls_text(answers)}.",
         "",
     ]
-    if not summary["judges"] and benchmark != "longmemeval":
+    if not summary["judges"] and words.rule is None:
         return "\n".join(lines)
-    lines += [_rule_line(benchmark), ""]
+    lines += [_rule_line(words), ""]
     judged = {t for judge in summary["judges"].values() for t in judge["per_type"]}
-    if judged & LOCOMO_CATEGORIES:
-        lines += [
-            f"LoCoMo categories: {NOT_OFFICIAL} (its official figure is token F1, in the LoCoMo"
-            " section); the rule above is how a verdict is read.",
-            "",
-        ]
+    if words.types_note is not None and judged & set(words.types):
+        lines += [words.types_note, ""]
     profiled = summary.get("judge_profile")
     for name, judge in summary["judges"].items():
-        lines += _judge_table(name, judge)
+        lines += _judge_table(name, judge, words.types)
         if profiled is not None and profiled["judge"] == name:
             lines += successor_markdown(profiled)
     for pair in summary["agreement"]:
@@ -138,5 +122,5 @@ def qa_markdown(summary: QaReport, benchmark: str = "longmemeval") -> str:
             f"Judge agreement {pair['judges'][0]} vs {pair['judges'][1]}: "
             f"{percent(pair['agreement'])} over {pair['n']}; disputed: {disputed}."
         )
-    lines.append(_averages_note(benchmark))
+    lines.append(_averages_note(words))
     return "\n".join(lines) + "\n"

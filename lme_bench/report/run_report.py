@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.report_hooks import DEFAULT_BENCHMARK, report_hooks_of
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.report.cost import cost_markdown
 from lme_bench.report.estimate import beside_spent_markdown
@@ -41,27 +42,24 @@ class RunReport:
 def headline(summary: dict[str, Any]) -> str:
     """One line of the run's leading figures: QA by the first LLM judge (official rule), the
     search latency (p50 / p95, the system's own) and the reader's context tokens a question,
-    then session-level retrieval (official average); a LoCoMo run leads with its official F1,
-    its LLM judge's accuracy named as not the official metric; last, empty memories and hits
-    that name sessions or turns never stored."""
+    then session-level retrieval (official average); a benchmark's own figures lead (its report
+    hooks' headline), its LLM judge's accuracy named as not the official metric where they say
+    so; last, empty memories and hits that name sessions or turns never stored."""
     parts = []
-    locomo = summary.get("locomo")
-    if locomo is not None and locomo.get("overall_f1") is not None:
-        parts.append(f"LoCoMo F1 {locomo['overall_f1']:.3f} (official metric)")
-    beam = summary.get("beam") or {}
-    if beam.get("judge"):
-        mean = beam["judges"][beam["judge"]]["mean_over_abilities"]
-        shown = "-" if mean is None else f"{mean:.3f}"
-        parts.append(f"BEAM mean over abilities {shown} (judge {beam['judge']})")
+    benchmark = summary.get("benchmark", DEFAULT_BENCHMARK)
+    hooks = report_hooks_of(benchmark)
+    section = summary.get(benchmark)
+    if section is not None and hooks.headline is not None:
+        parts += hooks.call("headline", section)
     primary = primary_judge(summary["qa"]) if "qa" in summary else None
     overall = primary["overall"] if primary else None
     if overall and overall["accuracy"] is not None:
         counts = f"{count(overall['correct'])}/{count(overall['n'])}"
-        if locomo is not None and primary is not None:
+        if section is not None and hooks.verdicts_caveat and primary is not None:
             judged = "LLM-judge" if primary["kind"] == "llm" else "no-LLM fallback"
             parts.append(
-                f"{judged} accuracy {percent(overall['accuracy'])} ({counts}; not the"
-                " official LoCoMo metric)"
+                f"{judged} accuracy {percent(overall['accuracy'])} ({counts};"
+                f" {hooks.verdicts_caveat})"
             )
         else:
             parts.append(
@@ -119,7 +117,7 @@ def run_markdown(
     markdown = f"{heading}\n\n" + "\n".join(sections) + f"\n{retrieval}"
     markdown += "\n" + totals_markdown(summary["ingestion"])
     if summary.get("qa"):
-        markdown += "\n" + qa_markdown(summary["qa"], summary.get("benchmark", "longmemeval"))
+        markdown += "\n" + qa_markdown(summary["qa"], summary.get("benchmark", DEFAULT_BENCHMARK))
     if summary.get("cost"):
         markdown += "\n" + "\n".join(cost_markdown(summary["cost"])) + "\n"
     if summary.get("estimate"):

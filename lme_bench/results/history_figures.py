@@ -7,21 +7,21 @@ per question type, read from the run's folder as any version of lme-bench wrote 
 - session recall_all@5 and nDCG@10: the official average (summary.json `session.overall`, skips
   abstention), the interval a percentile bootstrap over the questions of retrieval.parquet that
   average counts (status ok, not abstention);
-- LoCoMo F1: summary.json `locomo.overall_f1`, the interval over locomo_scores.json's questions;
-- BEAM: the leading judge's mean over abilities (summary.json `beam`); no interval (BEAM's
-  average of chat means has none in its own report).
+- a benchmark's own figure, from its section of summary.json by its `history` report hook
+  (lme_bench.benchmarks.report_hooks: LoCoMo's F1, the interval over locomo_scores.json's
+  questions; BEAM's leading judge's mean over abilities, no interval).
 A figure the run did not make, or a folder from before it was recorded, is None: blank.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy
 
+from lme_bench.benchmarks.report_hooks import HistoryKind, ReportHooks, with_hooks
 from lme_bench.metrics.judge_agreement import percentile_interval
 
 RESAMPLES = 2000
@@ -36,21 +36,13 @@ class Figure:
     per_type: dict[str, float | None] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class FigureKind:
-    key: str
-    title: str
-    judged: bool  # a figure a judge makes: another judge breaks its line
-    percent: bool  # shown as a percentage (QA accuracy), else to three decimals
+FigureKind = HistoryKind  # a figure's key, title, whether a judge makes it, how it is shown
 
-
-FIGURES = (
+BASE_FIGURES = (
     FigureKind("qa_overall", "QA overall", judged=True, percent=True),
     FigureKind("qa_task_averaged", "QA task-averaged", judged=True, percent=True),
     FigureKind("recall_all@5", "session recall_all@5", judged=False, percent=False),
     FigureKind("ndcg@10", "session nDCG@10", judged=False, percent=False),
-    FigureKind("locomo_f1", "LoCoMo F1 (official)", judged=False, percent=False),
-    FigureKind("beam", "BEAM rubric score (mean over abilities)", judged=True, percent=False),
 )
 RETRIEVAL_METRICS = {"recall_all@5": "recall_all@5", "ndcg@10": "ndcg_any@10"}
 
@@ -145,36 +137,27 @@ def _retrieval(summary: dict[str, Any], run_dir: Path) -> dict[str, Figure]:
     }
 
 
-def _locomo(summary: dict[str, Any], run_dir: Path) -> dict[str, Figure]:
-    locomo = _dict(summary.get("locomo"))
-    value = _number(locomo.get("overall_f1"))
-    if value is None:
-        return {}
-    scores: list[float] = []
-    name = locomo.get("question_scores")
-    if isinstance(name, str) and (run_dir / name).is_file():
-        try:
-            rows = json.loads((run_dir / name).read_text(encoding="utf-8")).get("questions")
-            scores = [float(r["f1"]) for r in rows or [] if _number(r.get("f1")) is not None]
-        except (OSError, ValueError, AttributeError, TypeError, KeyError):
-            scores = []
-    categories = _dict(locomo.get("categories"))
-    per_type = {c: _number(_dict(row).get("f1")) for c, row in categories.items()}
-    n = int(locomo.get("questions") or 0)
-    return {"locomo_f1": Figure(value, mean_interval(scores), n, per_type)}
+def _historied() -> list[tuple[str, ReportHooks, HistoryKind]]:
+    return [(n, h, h.history_kind) for n, h in with_hooks() if h.history_kind and h.history]
 
 
-def _beam(summary: dict[str, Any]) -> dict[str, Figure]:
-    beam = _dict(summary.get("beam"))
-    judge = _dict(_dict(beam.get("judges")).get(str(beam.get("judge"))))
-    value = _number(judge.get("mean_over_abilities"))
-    if value is None:
-        return {}
-    abilities = _dict(judge.get("abilities"))
-    per_type = {a: _number(_dict(row).get("score")) for a, row in abilities.items()}
-    return {"beam": Figure(value, None, int(judge.get("judged") or 0), per_type)}
+def figure_kinds() -> tuple[FigureKind, ...]:
+    """The history's figures: QA and retrieval, then each benchmark's own (its report hooks)."""
+    return (*BASE_FIGURES, *(kind for _, _, kind in _historied()))
+
+
+def _benchmarks(summary: dict[str, Any], run_dir: Path) -> dict[str, Figure]:
+    """The figures of the benchmarks whose section the summary holds."""
+    found = {}
+    for name, hooks, kind in _historied():
+        section = summary.get(name)
+        figure = hooks.call("history", section, run_dir) if isinstance(section, dict) else None
+        if figure is not None:
+            ci95 = mean_interval(figure.samples) if figure.samples is not None else None
+            found[kind.key] = Figure(figure.value, ci95, figure.n, figure.per_type)
+    return found
 
 
 def headline_figures(summary: dict[str, Any], run_dir: Path) -> dict[str, Figure]:
-    """The run's headline figures by FIGURES key; those it did not make are left out."""
-    return _qa(summary) | _retrieval(summary, run_dir) | _locomo(summary, run_dir) | _beam(summary)
+    """The run's headline figures by `figure_kinds` key; those it did not make are left out."""
+    return _qa(summary) | _retrieval(summary, run_dir) | _benchmarks(summary, run_dir)

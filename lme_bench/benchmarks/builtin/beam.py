@@ -136,6 +136,8 @@ class Beam:
     # (no yes/no verdict); its figures per ability, with the answers file its evaluator reads.
     own_judge = "lme_bench.judge.beam_stage:RUBRIC_JUDGE"
     run_figures = "lme_bench.report.beam:run_figures"
+    # Report hooks (lme_bench.benchmarks.report_hooks): its report, compare, history sections.
+    report_hooks = "lme_bench.benchmarks.beam.report_hooks:HOOKS"
 
     def detect(self, path: Path) -> bool:
         try:

@@ -111,6 +111,8 @@ class Locomo:
     judge_input = "lme_bench.benchmarks.locomo.judging:judge_input"
     judge_cache_part = "lme_bench.benchmarks.locomo.judging:judge_cache_part"
     run_figures = "lme_bench.report.locomo:run_figures"
+    # Report hooks (lme_bench.benchmarks.report_hooks): its report, compare, history sections.
+    report_hooks = "lme_bench.benchmarks.locomo.report_hooks:HOOKS"
 
     def detect(self, path: Path) -> bool:
         path = Path(path)

@@ -92,6 +92,9 @@ class LongMemEval:
         """The official script's prompt for the question's type and id, the gold answer."""
         return JudgeInput(None, question.answer)
 
+    # Report hooks (lme_bench.benchmarks.report_hooks): its report, compare, history sections.
+    report_hooks = "lme_bench.benchmarks.longmemeval.report_hooks:HOOKS"
+
     def detect(self, path: Path) -> bool:
         head = json_head(path)
         return (
