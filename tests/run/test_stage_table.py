@@ -29,7 +29,7 @@ HYPOTHESIS = HypothesisRow(
     top_kc=3,
 )
 UPSTREAM = {
-    "ingest": MemoryLocation("q1", "vault", "memory-1", 0),
+    "ingest": MemoryLocation("q1", "memory-1", 0),
     "retrieval": IngestOutcome("q1", "vault", "memory-1", 4, 0.1, ingestion_id="first"),
     "answer": IngestOutcome("q1", "vault", "memory-1", 4, 0.1, ingestion_id="first"),
     "judge": HYPOTHESIS,
