@@ -95,7 +95,7 @@ def sensitive(
             recorded[found] = "<results-dir>"
     recorded[str(run_dir.resolve().parent)] = "<results-dir>"
     recorded[str(run_dir.resolve())] = f"<results-dir>/{run_dir.name}"
-    if dataset is not None:
+    if dataset is not None and len(Path(dataset).parent.parts) > 1:  # never "/" itself
         recorded[str(Path(dataset).parent)] = "<dataset-dir>"
     machine = {
         str(_PACKAGE_ROOT): "<lme-bench>",
