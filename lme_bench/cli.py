@@ -17,6 +17,7 @@ from lme_bench.compare import CompareError
 from lme_bench.config.legacy_memory_keys import ConfigDeprecationWarning
 from lme_bench.config.settings import ConfigError
 from lme_bench.dataset.errors import DatasetError
+from lme_bench.publish.commands import add_parsers as add_publish_parsers
 from lme_bench.results.atomic import ResultsWriteError
 from lme_bench.results.run_folder import RerunError
 
@@ -207,6 +208,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _history_parser(commands)
     _judge_parser(commands)
+    add_publish_parsers(commands)
     return parser
 
 
@@ -672,6 +674,10 @@ def main(argv: list[str] | None = None, flows: FlowLoader = _no_flow) -> int:
             return _estimate(args)
         if args.command == "judge":
             return _judge_calibrate(args)
+        if args.command in ("bundle", "verify"):
+            from lme_bench.publish.commands import bundle_command, verify_command
+
+            return (bundle_command if args.command == "bundle" else verify_command)(args)
         return _generate(args)
     except (ConfigError, DatasetError, CompareError, RerunError) as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)

@@ -1,0 +1,78 @@
+"""The `bundle` and `verify` commands: arguments in, one line per outcome out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from lme_bench.publish.errors import PublishError
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+def add_parsers(commands: Any) -> None:
+    bundle = commands.add_parser(
+        "bundle",
+        help="pack a finished run into one archive with every file's sha256, signed with"
+        " --sign; `bundle keygen --out KEY.pem` makes an Ed25519 key",
+    )
+    bundle.add_argument("run", metavar="RUN", help="a run id under --results-dir, or a run folder")
+    bundle.add_argument("--results-dir", type=Path, default=Path("results"))
+    bundle.add_argument("--sign", type=Path, metavar="KEYFILE", help="Ed25519 private key (PEM)")
+    bundle.add_argument(
+        "--out", type=Path, help="the archive (default: RUN_ID.bundle.tar.gz); keygen: the key"
+    )
+    verify = commands.add_parser(
+        "verify",
+        help="check a bundle: every file's sha256, the signature, the dataset, its figures"
+        " from its own rows, and with --official-repo LongMemEval's own printer",
+    )
+    verify.add_argument("bundle", type=Path, metavar="BUNDLE")
+    verify.add_argument("--dataset", type=Path, help="the dataset file: its sha256 is checked")
+    verify.add_argument("--official-repo", type=Path, metavar="PATH", help="a LongMemEval checkout")
+    verify.add_argument("--require-signature", action="store_true", help="an unsigned bundle fails")
+
+
+def _error(message: str) -> int:
+    print(f"lme-bench: error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def bundle_command(args: argparse.Namespace) -> int:
+    from lme_bench.publish.pack import bundle_run, run_folder
+    from lme_bench.publish.signing import write_key
+
+    try:
+        if args.run == "keygen":
+            if args.out is None:
+                return _error("bundle keygen needs --out KEYFILE: where the private key goes")
+            print(f"wrote {args.out}: Ed25519 key, fingerprint {write_key(args.out)}")
+            return 0
+        out, record = bundle_run(run_folder(args.run, args.results_dir), args.out, args.sign)
+    except PublishError as exc:
+        return _error(str(exc))
+    signed = " (signed)" if args.sign else " (unsigned)"
+    print(f"wrote {out}: {len(record['files'])} files of run {record['run_id']}{signed}")
+    return 0
+
+
+def verify_command(args: argparse.Namespace) -> int:
+    from lme_bench.publish.verify import verify_bundle
+
+    if args.dataset is not None and not args.dataset.is_file():
+        return _error(f"{args.dataset}: no such dataset file")
+    try:
+        verdict = verify_bundle(
+            args.bundle, args.dataset, args.official_repo, args.require_signature
+        )
+    except PublishError as exc:
+        return _error(str(exc))
+    for line in verdict.held:
+        print(f"ok: {line}")
+    for line in verdict.problems:
+        print(f"FAILED: {line}", file=sys.stderr)
+    print("verified" if verdict.ok else f"not verified: {len(verdict.problems)} problem(s)")
+    return 0 if verdict.ok else EXIT_FAILED

@@ -1,0 +1,127 @@
+"""`lme-bench bundle`: a finished run in one archive with a manifest of every file's sha256,
+signed when a key is given."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tarfile
+import tempfile
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lme_bench.publish.contents import collect, finished_manifest
+from lme_bench.publish.errors import PublishError
+from lme_bench.publish.scrub import scrub_json, sensitive
+from lme_bench.publish.signing import read_key, sign
+
+BUNDLE_VERSION = 1
+MANIFEST = "BUNDLE.json"
+SIGNATURE = "BUNDLE.sig"
+
+
+def run_folder(run: str, results_dir: Path) -> Path:
+    """RUN as `rerun` and `compare` find it (a run id under `results_dir`), or a folder path."""
+    given = Path(run)
+    if given.is_dir() and (os.sep in run or not (results_dir / run).is_dir()):
+        return given
+    return results_dir / run
+
+
+def _digest(data: bytes) -> dict[str, Any]:
+    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def _judges(manifest: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    """Each judge: its request shape (from the manifest), its prompt version and digests."""
+    requests = (manifest.get("models") or {}).get("judge_requests") or {}
+    judges = ((summary.get("qa") or {}).get("judges")) or {}
+    found: dict[str, Any] = {}
+    for name in sorted(set(requests) | set(judges)):
+        record = judges.get(name) or {}
+        found[name] = {
+            "kind": record.get("kind"),
+            "prompt_version": record.get("prompt_version"),
+            "prompt_sha256": record.get("prompt_sha256"),
+            "request": requests.get(name),
+        }
+    return found
+
+
+def bundle_manifest(
+    manifest: dict[str, Any], summary: dict[str, Any], files: Mapping[str, bytes]
+) -> dict[str, Any]:
+    dataset = manifest.get("dataset") or {}
+    return {
+        "bundle_version": BUNDLE_VERSION,
+        "run_id": manifest.get("run_id"),
+        "series": manifest.get("series"),
+        "benchmark": manifest.get("benchmark"),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "code_version": manifest.get("code_version"),
+        "git": manifest.get("git"),
+        "dataset": {
+            "name": Path(str(dataset.get("path") or "")).name or None,
+            "sha256": dataset.get("sha256"),
+            "release": dataset.get("release"),
+            "questions": dataset.get("questions"),
+        },
+        "config_digest": manifest.get("config_digest"),
+        "models": {
+            k: v for k, v in (manifest.get("models") or {}).items() if k != "judge_requests"
+        },
+        "prompts": manifest.get("prompts"),
+        "judges": _judges(manifest, summary),
+        "judge_profile": manifest.get("judge_profile"),
+        "files": {name: _digest(data) for name, data in sorted(files.items())},
+    }
+
+
+def _member(archive: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime = len(data), 0o644, 0
+    archive.addfile(info, io.BytesIO(data))
+
+
+def write_archive(out: Path, members: Mapping[str, bytes]) -> None:
+    """`members` as a tar.gz at `out`, written beside it first, then renamed into place."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as archive:
+            for name, data in members.items():
+                _member(archive, name, data)
+        os.replace(temporary, out)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def bundle_run(
+    run_dir: Path,
+    out: Path | None = None,
+    key: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[Path, dict[str, Any]]:
+    """Pack the finished run at `run_dir` into `out` (default: RUN_ID.bundle.tar.gz here);
+    the archive's path and its manifest."""
+    manifest = finished_manifest(run_dir)
+    private = read_key(key) if key is not None else None  # a bad key fails before any work
+    found = sensitive(run_dir, manifest, environ)
+    contents = collect(run_dir, found, manifest)
+    summary = json.loads(contents.files["summary.json"])
+    record = scrub_json(bundle_manifest(manifest, summary, contents.files), found)
+    encoded = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode()
+    what = found.found(encoded.decode())
+    if what is not None:
+        raise PublishError(f"{MANIFEST}: holds {what}; a bundle never carries it")
+    members = {MANIFEST: encoded, **contents.files}
+    if private is not None:
+        members[SIGNATURE] = sign(encoded, private)
+    target = out or Path(f"{manifest.get('run_id') or run_dir.name}.bundle.tar.gz")
+    write_archive(target, members)
+    return target, record

@@ -1,0 +1,109 @@
+"""`lme-bench verify`: a bundle's files against its manifest, its signature, the dataset, and
+its figures computed again from its own rows (and by the official printer when a checkout is
+named). Every problem is named; none means the bundle holds."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lme_bench.publish.archive import read_members
+from lme_bench.publish.errors import PublishError
+from lme_bench.publish.figures import differences
+from lme_bench.publish.official import official_check
+from lme_bench.publish.pack import MANIFEST, SIGNATURE
+from lme_bench.publish.signing import check_signature
+
+
+@dataclass
+class Verdict:
+    problems: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # what was checked and holds, in words
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _files(members: dict[str, bytes], record: dict[str, Any], verdict: Verdict) -> None:
+    listed: dict[str, Any] = record.get("files") or {}
+    before = len(verdict.problems)
+    for name, digest in sorted(listed.items()):
+        if name not in members:
+            verdict.problems.append(f"{name}: missing from the bundle")
+        elif hashlib.sha256(members[name]).hexdigest() != digest.get("sha256"):
+            verdict.problems.append(f"{name}: changed (its sha256 is not {MANIFEST}'s)")
+    for name in sorted(set(members) - set(listed) - {MANIFEST, SIGNATURE}):
+        verdict.problems.append(f"{name}: added (not in {MANIFEST})")
+    if len(verdict.problems) == before:
+        verdict.held.append(f"{len(listed)} files, each as {MANIFEST} lists it")
+
+
+def _signature(members: dict[str, bytes], required: bool, verdict: Verdict) -> None:
+    if SIGNATURE not in members:
+        if required:
+            verdict.problems.append(f"{SIGNATURE}: the bundle is unsigned")
+        else:
+            verdict.held.append("unsigned (no BUNDLE.sig): nobody vouches for it")
+        return
+    signer, why = check_signature(members[MANIFEST], members[SIGNATURE])
+    if signer is None:
+        verdict.problems.append(why)
+    else:
+        verdict.held.append(f"signed by the Ed25519 key with fingerprint {signer}")
+
+
+def _dataset(record: dict[str, Any], dataset: Path, verdict: Verdict) -> None:
+    expected = (record.get("dataset") or {}).get("sha256")
+    digest = hashlib.sha256()
+    with dataset.open("rb") as data:
+        for block in iter(lambda: data.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != expected:
+        verdict.problems.append(
+            f"{dataset}: not the run's dataset (sha256 {digest.hexdigest()}, the bundle's"
+            f" {expected})"
+        )
+    else:
+        verdict.held.append(f"{dataset.name}: the run's dataset (sha256 {expected})")
+
+
+def verify_bundle(
+    bundle: Path,
+    dataset: Path | None = None,
+    official_repo: Path | None = None,
+    require_signature: bool = False,
+) -> Verdict:
+    members = read_members(bundle)
+    if MANIFEST not in members:
+        raise PublishError(f"{bundle}: no {MANIFEST}; not an lme-bench bundle")
+    try:
+        record: dict[str, Any] = json.loads(members[MANIFEST])
+    except ValueError as exc:
+        raise PublishError(f"{bundle}: {MANIFEST} is not JSON ({exc})") from exc
+    verdict = Verdict()
+    _files(members, record, verdict)
+    _signature(members, require_signature, verdict)
+    if dataset is not None:
+        _dataset(record, dataset, verdict)
+    try:
+        summary = json.loads(members["summary.json"])
+    except (KeyError, ValueError) as exc:
+        verdict.problems.append(f"summary.json: cannot be read ({exc})")
+        return verdict
+    try:
+        found, compared = differences(summary, members)
+    except Exception as exc:  # a table changed past reading: named, never a traceback
+        verdict.problems.append(f"the figures cannot be computed from the rows: {exc}")
+    else:
+        verdict.problems += found
+        if not found:
+            verdict.held.append(f"{compared} figures of summary.json, each as its rows give it")
+    if official_repo is not None:
+        problems, held = official_check(members, summary, official_repo, dataset)
+        verdict.problems += problems
+        verdict.held += [held] if held else []
+    return verdict
