@@ -33,6 +33,19 @@ def _id_list(text: str) -> list[str]:
     return ids
 
 
+def _results_folder(text: str) -> Path:
+    """--results-dir: a local folder; a URL is refused here, before Path("s3://b/x") makes it
+    the local folder s3:/b/x."""
+    from lme_bench.config.run_section import url_results_dir_problem
+    from lme_bench.config.storage_urls import is_url
+
+    if text.startswith("file://"):
+        return Path(text.removeprefix("file://"))
+    if is_url(text):
+        raise argparse.ArgumentTypeError(url_results_dir_problem(text))
+    return Path(text)
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -66,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"a benchmark's file or folder ({benchmarks}; default: from the config)",
     )
     run.add_argument("--run-id", help="run id (reuse one to rerun into the same folder)")
-    run.add_argument("--results-dir", type=Path, help="folder that holds run folders")
+    run.add_argument("--results-dir", type=_results_folder, help="folder that holds run folders")
     run.add_argument("--questions", type=_id_list, help="only these question ids: ID,ID,…")
     run.add_argument("--limit", type=_positive, help="only the first N questions")
     run.add_argument(
@@ -81,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
         "rerun", help="run a run again: only what failed or changed is redone (task cache)"
     )
     rerun.add_argument("run_id", help="the run to rerun (a folder under --results-dir)")
-    rerun.add_argument("--results-dir", type=Path, default=Path("results"))
+    rerun.add_argument("--results-dir", type=_results_folder, default=Path("results"))
     rerun.add_argument(
         "--failed-only",
         action="store_true",
@@ -188,7 +201,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("run_a", help="run id of A (the baseline)")
     compare.add_argument("run_b", help="run id of B (the change); deltas are B - A")
-    compare.add_argument("--results-dir", type=Path, default=Path("results"))
+    compare.add_argument("--results-dir", type=_results_folder, default=Path("results"))
     compare.add_argument("--judge", help="whose labels (default: the LLM judge, else fallback)")
     compare.add_argument(
         "--allow-different-judges",
@@ -217,7 +230,7 @@ def _history_parser(commands: Any) -> None:
         "history", help="a series' runs, newest first: settings changed, figures, cost, failures"
     )
     history.add_argument("series", nargs="?", help="the series (default: the folder's only one)")
-    history.add_argument("--results-dir", type=Path, default=Path("results"))
+    history.add_argument("--results-dir", type=_results_folder, default=Path("results"))
     history.add_argument(
         "--html",
         action="store_true",
@@ -252,7 +265,9 @@ def _judge_parser(commands: Any) -> None:
         "--config", type=Path, help="TOML config: [providers], [judge] prompts, [limits]"
     )
     calibrate.add_argument(
-        "--results-dir", type=Path, help="where profiles go (default: the config's results_dir)"
+        "--results-dir",
+        type=_results_folder,
+        help="where profiles go (default: the config's results_dir)",
     )
     calibrate.add_argument("--resamples", type=_positive, default=2000, help="bootstrap resamples")
     calibrate.add_argument("--seed", type=int, default=0, help="bootstrap seed")

@@ -31,6 +31,9 @@ EXTRA_MODULES: dict[str, str] = {
     "pysqlite3": "langgraph",
     "sqlite_vec": "langgraph",
     "graphiti_core": "graphiti",
+    "s3fs": "s3",
+    "gcsfs": "gcs",
+    "adlfs": "az",
     "kuzu": "graphiti",
 }
 WITH_TORCH = frozenset({"dense", "mem0", "graphiti", "all"})  # extras that install torch

@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 
 from lme_bench.config.settings import Settings
+from lme_bench.results.store import require_extra
 
 
 def result_storage(settings: Settings) -> Path | str:
@@ -16,6 +17,7 @@ def result_storage(settings: Settings) -> Path | str:
         return (settings.run.results_dir / ".cache" / "tasks").resolve()
     if "://" not in target or target.startswith("file://"):
         return Path(target.removeprefix("file://")).resolve()
+    require_extra(target)  # one error naming the extra, not fsspec's at the first write
     from prefect.filesystems import RemoteFileSystem
 
     name = "lme-bench-cache-" + hashlib.sha256(target.encode()).hexdigest()[:12]

@@ -16,6 +16,7 @@ EXTRA_MODULES = {
     "mem0": "mem0",
     "langgraph": "langmem",
     "graphiti": "graphiti_core",
+    "s3": "s3fs",
 }
 # The backends whose module imports an extra.
 BACKEND_EXTRAS = {"mem0": "mem0", "langgraph": "langgraph", "graphiti": "graphiti"}
@@ -57,4 +58,6 @@ EXTRA_ONLY_MODULES = (
     "sqlite_vec",
     "graphiti_core",
     "kuzu",
+    "s3fs",
+    "aiobotocore",
 )

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from lme_bench.config.storage_urls import credential_problem, is_url, redacted
 
 Stage = Literal["ingest", "retrieval", "answer", "judge", "report"]
 STAGES: tuple[Stage, ...] = ("ingest", "retrieval", "answer", "judge", "report")
@@ -23,7 +25,11 @@ class RunSettings(_Section):
         description="the series the run belongs to, whose runs `lme-bench history` lists and "
         "compares; default: the deployment's name for a deployment run, else the config's stem",
     )
-    results_dir: Path = Path("results")
+    results_dir: Path = Field(
+        default=Path("results"),
+        description="the local folder that holds run folders (a URL is refused: a run's "
+        "results are written to local disk; [cache] storage takes a URL)",
+    )
     stages: list[Stage] | None = Field(
         default=None,
         description="default: ingest, retrieval, report, plus answer and judge when [models] qa "
@@ -56,6 +62,16 @@ class RunSettings(_Section):
         "4; 1 runs them in the flow's own process",
     )
 
+    @field_validator("results_dir", mode="before")
+    @classmethod
+    def _local_results_dir(cls, value: object) -> object:
+        # Path("s3://b/x") would be the local folder s3:/b/x: refuse it before it gets there
+        if isinstance(value, str) and value.startswith("file://"):
+            return value.removeprefix("file://")
+        if is_url(value):
+            raise ValueError(url_results_dir_problem(str(value)))
+        return value
+
 
 class CacheSettings(_Section):
     """Task results are persisted and reused: a rerun redoes only what failed or changed."""
@@ -68,6 +84,23 @@ class CacheSettings(_Section):
     storage: str | None = Field(
         default=None,
         description="folder or fsspec URL for task results; default <results_dir>/.cache/tasks",
+    )
+
+    @field_validator("storage")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        problem = credential_problem(value, "[cache] storage") if value else None
+        if problem:
+            raise ValueError(problem)
+        return value
+
+
+def url_results_dir_problem(url: str) -> str:
+    """Why a URL cannot be a run's results folder (yet), naming the setting."""
+    return (
+        f"[run] results_dir / --results-dir: {redacted(url)} is a URL; a run's results are "
+        "written to a local folder only (object storage is taken by [cache] storage so far): "
+        "give a local path"
     )
 
 

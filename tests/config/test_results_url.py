@@ -1,0 +1,73 @@
+"""A URL where a run's results folder is expected is refused with one error naming the setting,
+never taken as a local folder named `s3:/…`; a storage URL carrying credentials is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lme_bench import cli
+from lme_bench.config.settings import ConfigError, load_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+URL = "s3://lme/runs"
+
+
+def _config(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "run.toml"
+    path.write_text(body)
+    return path
+
+
+def test_a_url_results_dir_in_the_config_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(_config(tmp_path, f'[run]\nresults_dir = "{URL}"\n'))
+    assert "results_dir" in str(caught.value) and URL in str(caught.value)
+
+
+def test_a_url_results_dir_from_the_environment_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LME_RUN__RESULTS_DIR", URL)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(_config(tmp_path, ""))
+    assert "LME_RUN__RESULTS_DIR" in str(caught.value) and URL in str(caught.value)
+
+
+def test_a_file_url_results_dir_is_its_local_folder(tmp_path: Path) -> None:
+    settings = load_settings(_config(tmp_path, f'[run]\nresults_dir = "file://{tmp_path}/r"\n'))
+    assert settings.run.results_dir == tmp_path / "r"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", str(ROOT / "configs" / "default.toml")],
+        ["rerun", "s3a"],
+        ["compare", "a", "b"],
+        ["history"],
+    ],
+)
+def test_a_url_results_dir_option_is_refused_before_anything_is_written(
+    command: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([*command, "--results-dir", URL])
+    assert stopped.value.code == cli.EXIT_BAD_INPUT
+    error = capsys.readouterr().err
+    assert "--results-dir" in error and "[run] results_dir" in error and URL in error
+    assert list(tmp_path.iterdir()) == []  # no folder s3:/lme/runs
+
+
+def test_credentials_in_the_cache_url_are_refused_and_not_echoed(tmp_path: Path) -> None:
+    body = '[cache]\nstorage = "s3://AKIAEXAMPLE:hush-hush@lme/cache"\n'
+    with pytest.raises(ConfigError) as caught:
+        load_settings(_config(tmp_path, body))
+    message = str(caught.value)
+    assert "cache.storage" in message and "environment" in message
+    assert "hush-hush" not in message and "AKIAEXAMPLE" not in message
