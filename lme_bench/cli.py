@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import sys
@@ -546,11 +547,9 @@ def _download(args: argparse.Namespace) -> int:
                 f" sha256 lme-bench pins; run it with --dataset {done.path}"
             )
             return 0
-        done = (
-            download_locomo(args.to)
-            if args.variant == "locomo"
-            else download(args.variant, args.to)
-        )
+        own = {"locomo": download_locomo}  # variants with a download of their own
+        fetch = own.get(args.variant) or functools.partial(download, args.variant)
+        done = fetch(args.to)
     except DownloadError as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)
         return EXIT_RUN_FAILED

@@ -4,12 +4,14 @@ per judge (`qa_summary`) and the headline line (`headline`)."""
 
 from __future__ import annotations
 
+import json
 import math
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.scoring_hooks import DEFAULT_BENCHMARK, scoring_of
 from lme_bench.report.run_report import headline
 from lme_bench.results.qa_scores import qa_summary
 from lme_bench.results.readback import read_hypotheses, read_retrieval, read_scores
@@ -41,25 +43,20 @@ def _qa(
     abstaining = {r.question_id for r in (*retrieval, *hypotheses, *scores) if r.is_abstention}
     judges = summary["qa"]["judges"]
     recorded = next((j.get("prompts") for j in judges.values() if j.get("prompts")), None)
-    benchmark = summary.get("benchmark", "longmemeval")
-    verdicts = [s for s in scores if s.score is None]  # BEAM's graded rubric has its own section
-    found = qa_summary(
-        verdicts,
-        hypotheses,
-        types,
-        recorded,
-        None if benchmark == "longmemeval" else abstaining,
-    )
-    return dict(found)
+    verdicts = [s for s in scores if s.score is None]  # a graded rubric has its own section
+    return dict(qa_summary(verdicts, hypotheses, types, recorded, abstaining))
 
 
-def recomputed(summary: dict[str, Any], files: Mapping[str, bytes]) -> dict[str, Any]:
-    """The parts of summary.json the bundle's rows give again."""
+def recomputed(
+    summary: dict[str, Any], files: Mapping[str, bytes], configured: str | None = None
+) -> dict[str, Any]:
+    """The parts of summary.json the bundle's rows give again (`configured`: the run's
+    `[dataset] benchmark`, which finds a plug-in's scoring hooks)."""
     retrieval, hypotheses, scores = _tables(files)
-    benchmark = summary.get("benchmark", "longmemeval")
+    scoring = scoring_of(summary.get("benchmark", DEFAULT_BENCHMARK), configured)
     again: dict[str, Any] = {}
     if retrieval:
-        figures = summarize_retrieval(retrieval, longmemeval=benchmark == "longmemeval")
+        figures = summarize_retrieval(retrieval, longmemeval=scoring.longmemeval_averages)
         again |= {g: figures[g] for g in GRANULARITIES if g in summary}
         again["search_latency"] = search_latency(retrieval)
     if "qa" in summary and scores:
@@ -121,7 +118,9 @@ def _merged(recorded: Any, again: Any) -> Any:
 def differences(summary: dict[str, Any], files: Mapping[str, bytes]) -> tuple[list[str], int]:
     """The figures of summary.json that its rows do not give (each named, with both values),
     and how many figures were compared."""
-    again = recomputed(summary, files)
+    config = json.loads(files["config.json"]) if "config.json" in files else {}
+    configured = ((config.get("settings") or {}).get("dataset") or {}).get("benchmark")
+    again = recomputed(summary, files, configured if isinstance(configured, str) else None)
     found, compared = [], 0
     for path, value in _leaves(again, ""):
         recorded = _lookup(summary, path)
