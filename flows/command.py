@@ -16,11 +16,11 @@ def load_flow() -> cli.Flow:
     from lme_bench_flows import early_server
 
     server = early_server.start()  # before Prefect is imported: it comes up meanwhile
-    from lme_bench_flows.longmemeval import RunFailures, RunRegressed, run_longmemeval
+    from lme_bench_flows.benchmark import RunFailures, RunRegressed, run_benchmark
 
     def run(request: Any) -> dict[str, Any]:
         with server.serving():
-            result: dict[str, Any] = run_longmemeval(request)
+            result: dict[str, Any] = run_benchmark(request)
         return result
 
     return cli.Flow(run=run, failures=RunFailures, regressed=RunRegressed, warm_up=server.warm_up)

@@ -28,7 +28,7 @@ def _shards(question_ids: list[str], shards: int) -> list[list[str]]:
 def run_shards(request: RunRequest) -> RunRequest:
     """Start the shards and wait for them; the request that then collects the whole run."""
     if not request.shard_deployment:
-        raise ValueError("shards > 1 needs shard_deployment, e.g. 'longmemeval/shard'")
+        raise ValueError("shards > 1 needs shard_deployment, e.g. 'benchmark/shard'")
     settings = request.settings()
     if settings.cache.scope == "off":
         raise ValueError("scale-out collects the shards' work from the task cache: [cache] is off")

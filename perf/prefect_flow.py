@@ -133,11 +133,11 @@ class BusySlots:
 def _run(
     config: Path, data: Path, results: Path, run_id: str = "bench", **overrides: Any
 ) -> tuple[float, str]:
-    from lme_bench_flows.longmemeval import longmemeval
+    from lme_bench_flows.benchmark import benchmark
 
     request = _request(config, data, results, None, run_id, **overrides)
     started = time.perf_counter()
-    longmemeval(request)
+    benchmark(request)
     return time.perf_counter() - started, str(results / run_id)
 
 

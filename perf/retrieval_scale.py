@@ -77,12 +77,12 @@ def _steps(settings: Settings, plan: RunPlan, workers: int) -> dict[str, float]:
 def _flow(plan: RunPlan, config: Path, data: Path, results: Path) -> dict[str, float]:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
-    from lme_bench_flows.longmemeval import longmemeval
+    from lme_bench_flows.benchmark import benchmark
 
     from lme_bench.run.request import RunRequest
 
     t0 = time.perf_counter()
-    result = longmemeval(
+    result = benchmark(
         RunRequest(config=str(config), dataset=str(data), results_dir=str(results), run_id="bench")
     )
     overall = result["summary"]["session"]["overall"]

@@ -50,7 +50,7 @@ def _retry_transient(task: Task[Any, Any], run: TaskRun, state: State[Any]) -> b
 
 
 def _given(value: Any) -> Any:
-    """A parameter as given: the flow passes quote()d values (see flows/longmemeval.py)."""
+    """A parameter as given: the flow passes quote()d values (see flows/stage_runs.py)."""
     return value.unwrap() if isinstance(value, BaseAnnotation) else value
 
 

@@ -41,7 +41,7 @@ class RunRequest(BaseModel):
         default=1, ge=1, le=64, description="split the questions into this many child flow runs"
     )
     shard_deployment: str | None = Field(
-        default=None, description="deployment that runs each shard, e.g. longmemeval/shard"
+        default=None, description="deployment that runs each shard, e.g. benchmark/shard"
     )
     compare_to: str | None = Field(
         default=None,

@@ -14,7 +14,7 @@ from lme_bench.run.request import RunRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFECT_DOC = ROOT / "docs" / "prefect.md"
-WEEKLY_PARAM = re.compile(r"deployment run 'longmemeval/weekly' --param request='(?P<json>[^']+)'")
+WEEKLY_PARAM = re.compile(r"deployment run 'benchmark/weekly' --param request='(?P<json>[^']+)'")
 
 
 def _weekly_requests() -> list[dict[str, object]]:

@@ -1,4 +1,4 @@
-"""The `longmemeval` flow with `[judge] batch` (and `[qa] batch`) against a loopback OpenAI Batch
+"""The `benchmark` flow with `[judge] batch` (and `[qa] batch`) against a loopback OpenAI Batch
 API: the run's tables are those of a call-by-call run (timing aside), the jobs' ids are in the
 manifest and their price in the cost, and a run restarted while its job runs waits for that
 same job."""
@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from lme_bench_flows import batched_stages
-from lme_bench_flows.longmemeval import longmemeval
+from lme_bench_flows.benchmark import benchmark
 from prefect.testing.utilities import prefect_test_harness
 
 from lme_bench.run.request import RunRequest
@@ -55,7 +55,7 @@ def _run(config: Path, results: Path, batch: bool, answers: bool = False) -> dic
         limit=6,
         overrides={"judge.batch": batch, "qa.batch": answers},
     )
-    result: dict[str, Any] = longmemeval(request)
+    result: dict[str, Any] = benchmark(request)
     return result
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from lme_bench_flows.longmemeval import longmemeval
+from lme_bench_flows.benchmark import benchmark
 from prefect.testing.utilities import prefect_test_harness
 
 from lme_bench.run.request import RunRequest
@@ -47,7 +47,7 @@ def test_a_beam_run_reports_the_rubric_scores_per_ability(harness: None, tmp_pat
     request = RunRequest(
         config=str(config), dataset=str(data / "chats"), results_dir=str(tmp_path), run_id="beam"
     )
-    longmemeval(request)
+    benchmark(request)
     run_dir = tmp_path / "beam"
     questions = 2 * sum(len(v) for v in QUESTIONS.values())
     answers = pq.read_table(run_dir / "hypotheses.parquet").to_pylist()

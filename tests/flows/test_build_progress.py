@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lme_bench_flows.longmemeval import longmemeval
+from lme_bench_flows.benchmark import benchmark
 from prefect.client.orchestration import get_client
 from prefect.testing.utilities import prefect_test_harness
 
@@ -33,7 +33,7 @@ def test_progress_and_summary_count_builds_apart_from_questions(
         '[ingest]\nmode = "raw"\n[qa]\nstrategy = "single"\n'
         '[models]\nqa = "fake:quote-memory"\njudge = "fake:match-judge"\n'
     )
-    longmemeval(
+    benchmark(
         RunRequest(config=str(config), dataset=str(data), results_dir=str(tmp_path), run_id="b")
     )
     with get_client(sync_client=True) as client:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lme_bench_flows.longmemeval import longmemeval
+from lme_bench_flows.benchmark import benchmark
 from prefect.testing.utilities import prefect_test_harness
 
 from lme_bench.run.request import RunRequest
@@ -29,7 +29,7 @@ def harness() -> Iterator[None]:
 
 
 def _run(request: RunRequest) -> dict[str, Any]:
-    result: dict[str, Any] = longmemeval(request, return_state=True).result()
+    result: dict[str, Any] = benchmark(request, return_state=True).result()
     return result
 
 

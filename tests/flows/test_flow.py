@@ -1,4 +1,4 @@
-"""The `longmemeval` flow under Prefect's test harness, on the bundled sample."""
+"""The `benchmark` flow under Prefect's test harness, on the bundled sample."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from lme_bench_flows.longmemeval import RunFailures, longmemeval
+from lme_bench_flows.benchmark import RunFailures, benchmark
 from prefect.client.orchestration import get_client
 from prefect.testing.utilities import prefect_test_harness
 
@@ -39,7 +39,7 @@ def _task_run_names() -> list[str]:
 
 def test_flow_on_the_sample_writes_results_and_artifacts(harness: None, tmp_path: Path) -> None:
     request = RunRequest(results_dir=str(tmp_path), run_id="flow")
-    result = longmemeval(request)
+    result = benchmark(request)
     run_dir = tmp_path / "flow"
     assert result["run_dir"] == str(run_dir)
     table = pq.read_table(run_dir / "retrieval.parquet").to_pylist()
@@ -55,7 +55,7 @@ def test_flow_on_the_sample_writes_results_and_artifacts(harness: None, tmp_path
 
     db = sqlite3.connect(tmp_path / "memory.sqlite")
     count = db.execute("SELECT count(*) FROM entries").fetchone()[0]
-    longmemeval(request)  # same run id again: memories are reused, nothing is duplicated
+    benchmark(request)  # same run id again: memories are reused, nothing is duplicated
     assert db.execute("SELECT count(*) FROM entries").fetchone()[0] == count
     assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 34
 
@@ -72,7 +72,7 @@ def test_failed_question_becomes_error_rows_and_fails_the_run(
 
     monkeypatch.setattr(steps, "ingest_question", flaky)
     with pytest.raises(RunFailures, match="1 question"):
-        longmemeval(RunRequest(results_dir=str(tmp_path), run_id="broken", limit=3))
+        benchmark(RunRequest(results_dir=str(tmp_path), run_id="broken", limit=3))
     table = pq.read_table(tmp_path / "broken" / "retrieval.parquet").to_pylist()
     assert [r["status"] for r in table].count("error") == 2
     assert all("memory rejected the write" in r["error"] for r in table if r["status"] == "error")
@@ -85,7 +85,7 @@ def test_every_stage_then_judging_again_over_existing_hypotheses(
     request = RunRequest(
         config="configs/full-fake.toml", results_dir=str(tmp_path), run_id="full", limit=4
     )
-    result = longmemeval(request)
+    result = benchmark(request)
     run_dir = tmp_path / "full"
     assert "qa" in result["summary"]
     retrieval_before = (run_dir / "retrieval.parquet").read_bytes()
@@ -93,7 +93,7 @@ def test_every_stage_then_judging_again_over_existing_hypotheses(
 
     monkeypatch.setenv("LME_RUN__STAGES", '["judge", "report"]')
     monkeypatch.setenv("LME_MODELS__JUDGE", "fake:yes")
-    again = longmemeval(request)
+    again = benchmark(request)
     scores = pq.read_table(run_dir / "scores.parquet").to_pylist()
     assert {s["judge"] for s in scores} == {"fake:yes", "fallback:normalized-match"}
     assert again["summary"]["qa"]["judges"]["fake:yes"]["overall"]["correct"] == 4
@@ -115,13 +115,13 @@ def test_ui_artifacts_progress_scores_links_and_comparison(
     harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     common = {"config": "configs/full-fake.toml", "results_dir": str(tmp_path), "limit": 5}
-    longmemeval(RunRequest(run_id="base", **common))
+    benchmark(RunRequest(run_id="base", **common))
     base_summary = _artifacts_of_last_run("run-summary").data
     report_uri = (tmp_path / "base" / "report.html").resolve().as_uri()
     assert re.findall(r"\]\(([^)]+)\)", base_summary)[0] == report_uri  # report.html first
     monkeypatch.setenv("LME_RUN__LINK_BASE", "http://127.0.0.1:4201/")
     overrides = {"qa.strategy": "two-pass"}
-    longmemeval(RunRequest(run_id="change", compare_to="base", overrides=overrides, **common))
+    benchmark(RunRequest(run_id="change", compare_to="base", overrides=overrides, **common))
 
     progress = _artifacts_of_last_run("question-progress")
     assert progress.type == "progress" and float(progress.data) == 100.0
@@ -186,7 +186,7 @@ def test_concurrency_limits_hold_in_a_flow_run(
     request = RunRequest(
         config=str(config), results_dir=str(tmp_path), run_id="slow", limit=8, stages=stages
     )
-    longmemeval(request)
+    benchmark(request)
     assert FAKE_CALLS.total > 8 * expected
     assert FAKE_CALLS.max_in_flight == expected
 
@@ -199,18 +199,18 @@ def test_task_cache_on_an_fsspec_url(harness: None, tmp_path: Path) -> None:
     request = RunRequest(
         results_dir=str(tmp_path), run_id="url", limit=3, overrides={"cache.storage": url}
     )
-    longmemeval(request)
+    benchmark(request)
     stored = fsspec.filesystem("memory").find(url.removeprefix("memory://"))
     assert len(stored) >= 6  # 3 ingestions + 3 retrieval results, at least
     assert not (tmp_path / ".cache" / "tasks").exists()
-    again = longmemeval(request)
+    again = benchmark(request)
     assert again["from_cache"] == {"ingest": 3, "retrieval": 3, "answer": 0, "judge": 0}
 
 
 def test_task_tags_by_stage_and_question_type_when_asked(harness: None, tmp_path: Path) -> None:
     overrides = {"run.task_tags": True}
     request = RunRequest(results_dir=str(tmp_path), run_id="tags", limit=2, overrides=overrides)
-    longmemeval(request)
+    benchmark(request)
     with get_client(sync_client=True) as client:
         runs = [r for r in client.read_task_runs() if r.name.startswith("retrieval ")]
     latest = max(runs, key=lambda r: r.expected_start_time or r.created)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lme_bench_flows.longmemeval import longmemeval
+from lme_bench_flows.benchmark import benchmark
 from prefect import get_client
 from prefect.testing.utilities import prefect_test_harness
 
@@ -52,7 +52,7 @@ def series(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, lis
                 limit=3,
                 overrides=overrides,
             )
-            longmemeval(request)
+            benchmark(request)
         with get_client(sync_client=True) as client:
             artifacts = [a for a in client.read_artifacts() if a.key == "history-weekly-demo"]
         yield results, sorted(artifacts, key=lambda a: a.created)

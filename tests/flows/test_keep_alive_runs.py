@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from lme_bench_flows.longmemeval import longmemeval
+from lme_bench_flows.benchmark import benchmark
 from prefect.testing.utilities import prefect_test_harness
 
 from lme_bench.run.request import RunRequest
@@ -55,7 +55,7 @@ def _run(tmp_path: Path, url: str, config: str = "configs/default.toml", **overr
         limit=QUESTIONS,
         overrides=settings | overrides,
     )
-    longmemeval(request)  # raises RunFailures if any question failed
+    benchmark(request)  # raises RunFailures if any question failed
     return tmp_path / "keep-alive"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lme_bench_flows.longmemeval import longmemeval
+from lme_bench_flows.benchmark import benchmark
 from prefect import get_client
 from prefect.testing.utilities import prefect_test_harness
 
@@ -36,7 +36,7 @@ def test_the_compare_artifact_of_a_locomo_run_shows_official_f1(tmp_path: Path) 
                 run_id=run_id,
                 compare_to=baseline,
             )
-            longmemeval(request)
+            benchmark(request)
         with get_client(sync_client=True) as client:
             found = [a for a in client.read_artifacts() if a.key == "compare"]
     assert len(found) == 1  # only the run with a baseline publishes one

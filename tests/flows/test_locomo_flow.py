@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from lme_bench_flows.longmemeval import longmemeval
+from lme_bench_flows.benchmark import benchmark
 from prefect.testing.utilities import prefect_test_harness
 
 from lme_bench.report.run_report import headline
@@ -40,7 +40,7 @@ def test_a_locomo_run_ingests_each_conversation_once_and_reports_f1(
     request = RunRequest(
         config=str(config), dataset=str(data), results_dir=str(tmp_path), run_id="locomo"
     )
-    longmemeval(request)
+    benchmark(request)
     run_dir = tmp_path / "locomo"
     answers = pq.read_table(run_dir / "hypotheses.parquet").to_pylist()
     assert len(answers) == 10 and all(a["status"] == "ok" for a in answers)

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from lme_bench_flows import command as cli
-from lme_bench_flows.longmemeval import RunFailures, longmemeval
+from lme_bench_flows.benchmark import RunFailures, benchmark
 from prefect.testing.utilities import prefect_test_harness
 
 from lme_bench.dataset.loader import iter_questions
@@ -55,7 +55,7 @@ def test_a_failed_run_counts_the_calls_tokens_cost_and_sessions_it_spent(
         serve([CONTEXT] * stored + [REFUSED]) as (url, fake),
         pytest.raises(RunFailures, match="1 question"),
     ):
-        longmemeval(_request(tmp_path, _config(tmp_path, url), "dies"))
+        benchmark(_request(tmp_path, _config(tmp_path, url), "dies"))
     made = len(fake.requests)
     assert made > stored  # the refused call too
     summary = json.loads((tmp_path / "dies" / "summary.json").read_text())
@@ -90,7 +90,7 @@ def test_a_rerun_names_the_moved_model_server_and_keeps_the_finished_results(
         pytest.raises(RunFailures, match="1 question"),
     ):
         config = _config(tmp_path, url_a)
-        longmemeval(_request(tmp_path, config, "moved", limit=2, overrides={"limits.ingest": 1}))
+        benchmark(_request(tmp_path, config, "moved", limit=2, overrides={"limits.ingest": 1}))
     run_dir = tmp_path / "moved"
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["failed_question_ids"] == [other]
@@ -129,7 +129,7 @@ def test_the_rerun_hints_of_a_failed_run_work_as_typed_from_elsewhere(
         config = _config(tmp_path, url)
         config.write_text(config.read_text() + f'\n[run]\nresults_dir = "{results}"\n')
         with pytest.raises(RunFailures) as failed:
-            longmemeval(RunRequest(config=str(config), run_id="hinted", limit=1))
+            benchmark(RunRequest(config=str(config), run_id="hinted", limit=1))
         summary = (results / "hinted" / "summary.md").read_text()
         hints = {
             "flow": re.findall(r"`(lme-bench rerun [^`]+)`", str(failed.value)),

@@ -22,7 +22,7 @@ from uuid import UUID
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from lme_bench_flows import command as cli
-from lme_bench_flows.longmemeval import longmemeval
+from lme_bench_flows.benchmark import benchmark
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import (
     LogFilter,
@@ -87,7 +87,7 @@ def series(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
             request = RunRequest(
                 config=str(config), run_id=run_id, limit=LIMIT, compare_to="previous"
             )
-            state = longmemeval(request, return_state=True)
+            state = benchmark(request, return_state=True)
             found[run_id] = state
             found[f"{run_id} logs"] = _logs(state.state_details.flow_run_id)
         patch.setenv("LME_MODELS__QA", "fake:gate-worse-reader")

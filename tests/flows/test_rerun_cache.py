@@ -17,7 +17,7 @@ from uuid import UUID
 import pyarrow.parquet as pq
 import pytest
 from lme_bench_flows import command as cli
-from lme_bench_flows.longmemeval import RunFailures, longmemeval
+from lme_bench_flows.benchmark import RunFailures, benchmark
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 from prefect.testing.utilities import prefect_test_harness
@@ -90,7 +90,7 @@ def executed(monkeypatch: pytest.MonkeyPatch) -> Executed:
 
 def _run(request: RunRequest) -> tuple[dict[str, Any], UUID]:
     """Run the flow; its result and flow run id (raises what the flow raised)."""
-    state = longmemeval(request, return_state=True)
+    state = benchmark(request, return_state=True)
     flow_run_id = state.state_details.flow_run_id
     assert flow_run_id is not None
     result: dict[str, Any] = state.result()

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from lme_bench_flows import longmemeval as flow_module
+from lme_bench_flows import benchmark as flow_module
 from lme_bench_flows import run_origin
 
 from lme_bench.config.settings import load_settings

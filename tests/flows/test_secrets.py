@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import lme_bench_flows.longmemeval  # noqa: F401  (Prefect configures logging on import: before capturing)
+import lme_bench_flows.benchmark  # noqa: F401  (Prefect configures logging on import: before capturing)
 import pyarrow.parquet as pq
 import pytest
 from lme_bench_flows.command import main

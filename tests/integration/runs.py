@@ -1,4 +1,4 @@
-"""Runs of the `longmemeval/smoke` deployment as a user starts them, and reading them back
+"""Runs of the `benchmark/smoke` deployment as a user starts them, and reading them back
 through the Prefect API: a run config whose models are a loopback fake OpenAI server, the
 `prefect deployment run` command, flow runs, task runs and artifacts."""
 
@@ -32,7 +32,7 @@ from tests.providers.fake_openai_server import FakeOpenAI
 
 KEY_ENV = "IT_FAKE_LLM_API_KEY"  # set in the worker's environment only
 KEY_VALUE = "it-fake-llm-key-0123456789"
-DEPLOYMENT = "longmemeval/smoke"
+DEPLOYMENT = "benchmark/smoke"
 READER = "it-reader"
 WORSE_READER = "it-worse-reader"  # a config naming it answers worse (Replies)
 STAGE_PREFIXES = ("ingest ", "retrieval ", "answer ", "judge ")
@@ -139,7 +139,7 @@ results_dir = "{folder / "results"}"
 def deployment_run(
     stack: PrefectStack, config: Path, run_id: str, limit: int, timeout: float = 240.0
 ) -> subprocess.CompletedProcess[str]:
-    """`prefect deployment run 'longmemeval/smoke' --watch --params …`, as users type it."""
+    """`prefect deployment run 'benchmark/smoke' --watch --params …`, as users type it."""
     request = {"config": str(config), "run_id": run_id, "limit": limit}
     params = json.dumps({"request": request})
     return stack.prefect(

@@ -66,7 +66,7 @@ def test_run_suspends_while_the_job_runs_and_resumes_when_it_ends(
         config = _batch_config(tmp_path, fake_llm.base_url, batch_url)
         request = {"config": str(config), "run_id": "batched", "limit": 3}
         started = prefect.prefect(
-            "deployment", "run", "longmemeval/smoke", "--params", json.dumps({"request": request})
+            "deployment", "run", "benchmark/smoke", "--params", json.dumps({"request": request})
         )
         assert started.returncode == 0, started.stderr
         run_id: UUID = flow_run_id(started.stdout)
@@ -120,7 +120,7 @@ def test_answers_then_verdicts_each_suspend_the_run_once(
         config.write_text(text.replace('strategy = "single"', 'strategy = "single"\nbatch = true'))
         request = {"config": str(config), "run_id": "both", "limit": 3}
         started = prefect.prefect(
-            "deployment", "run", "longmemeval/smoke", "--params", json.dumps({"request": request})
+            "deployment", "run", "benchmark/smoke", "--params", json.dumps({"request": request})
         )
         assert started.returncode == 0, started.stderr
         run_id = flow_run_id(started.stdout)

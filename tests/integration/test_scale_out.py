@@ -33,10 +33,10 @@ def test_two_workers_share_a_sharded_run(
             "run_id": "sharded",
             "limit": QUESTIONS,
             "shards": 2,
-            "shard_deployment": "longmemeval/shard",
+            "shard_deployment": "benchmark/shard",
         }
         cli = prefect.prefect(
-            "deployment", "run", "longmemeval/scale-out", "--watch",
+            "deployment", "run", "benchmark/scale-out", "--watch",
             "--params", json.dumps({"request": request}), timeout=420,
         )  # fmt: skip
         assert cli.returncode == 0, f"{cli.stdout}\n{cli.stderr}\n{prefect.log_tail('worker')}"
@@ -49,7 +49,7 @@ def test_two_workers_share_a_sharded_run(
         shards = [name for name in names if re.search(r"shard [12]/2", name)]
         assert len(shards) == 2 and all(names[s] == "Completed" for s in shards), names
         (parent,) = [r for r in runs if r.name not in shards]
-        assert parent.name == f"longmemeval sharded ({config})", names
+        assert parent.name == f"benchmark sharded ({config})", names
         assert parent.state_name == "Completed", names
         only_parent = FlowRunFilter(id=FlowRunFilterId(any_=[parent.id]))
         keys = {a.key for a in client.read_artifacts(flow_run_filter=only_parent)}
@@ -75,7 +75,7 @@ def test_shipped_deployments_write_run_folders_of_their_own(prefect: PrefectStac
     scale-out deployments, on the same config, keep to folders of their own."""
     with api_client(prefect) as client:
         run_ids = {
-            name: client.read_deployment_by_name(f"longmemeval/{name}").parameters["request"][
+            name: client.read_deployment_by_name(f"benchmark/{name}").parameters["request"][
                 "run_id"
             ]
             for name in ("smoke", "scale-out")

@@ -23,8 +23,10 @@ PINNED = "pinned-by-parameters"
 
 
 def _spec(folder: Path, config: Path) -> Path:
-    """A deployment of the longmemeval flow on a daily schedule whose parameters pin a run id
-    (as the shipped smoke deployment does), beside the shipped ones."""
+    """A deployment on a daily schedule whose parameters pin a run id (as the shipped smoke
+    deployment does), beside the shipped ones; made from the flow's old entrypoint, as a
+    deployment from before the flow was renamed `benchmark` is: it still runs, as
+    `longmemeval/<name>`."""
     request = {"config": str(config), "run_id": PINNED, "limit": 2, "stages": ["ingest"]}
     spec = folder / "prefect.yaml"
     spec.write_text(
@@ -95,6 +97,8 @@ def test_a_scheduled_run_gets_a_new_run_id_and_the_deployment_s_series(
             client.delete_deployment(deployment.id)  # no further scheduled runs
     assert run.state_name == "Completed", prefect.log_tail("worker")
     assert run.name.startswith("longmemeval run-"), run.name  # neither pinned id
+    with api_client(prefect) as client:
+        assert client.read_flow(run.flow_id).name == "longmemeval"  # the old name, kept
 
     results = tmp_path / "results"
     (run_dir,) = [p for p in results.iterdir() if (p / "manifest.json").is_file()]

@@ -26,7 +26,7 @@ from tests.integration.prefect_server import PrefectStack
 from tests.integration.runs import CompletedRun, artifacts, flow_run_id, read_flow_run
 
 pytestmark = pytest.mark.integration
-WEEKLY = "longmemeval/weekly"
+WEEKLY = "benchmark/weekly"
 # what the third run of docs/weekly.md fell by (the second run its baseline)
 REGRESSED = (
     "regressed: QA overall \u221214.7 pt [\u221223.5, \u22125.9], "

@@ -1,4 +1,4 @@
-"""What `prefect deployment run --watch` prints for a run of the longmemeval flow.
+"""What `prefect deployment run --watch` prints for a run of the benchmark flow.
 
 The watcher prints every event and log line as rich markup, unescaped: a run name with the
 config path in square brackets would read as markup (`[/srv/…]` a closing tag that stops the
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from uuid import uuid4
 
 import pytest
-from lme_bench_flows import longmemeval as module
+from lme_bench_flows import benchmark as module
 from prefect.cli.flow_runs_watching import FlowRunFormatter
 from prefect.client.schemas.objects import Log
 from rich.console import Console
@@ -21,13 +21,15 @@ from rich.console import Console
 
 def _watched(config: str, monkeypatch: pytest.MonkeyPatch) -> str:
     request = {"config": config, "run_id": "weekly-1"}
-    monkeypatch.setattr(module, "flow_run", SimpleNamespace(parameters={"request": request}))
+    monkeypatch.setattr(
+        module, "flow_run", SimpleNamespace(parameters={"request": request}, flow_name="benchmark")
+    )
     name = module._run_name()
     log = Log.model_validate(
         {
             "name": "prefect.flow_runs",
             "level": 20,
-            "message": f"Beginning flow run '{name}' for flow 'longmemeval'",
+            "message": f"Beginning flow run '{name}' for flow 'benchmark'",
             "timestamp": datetime.now(UTC),
             "flow_run_id": uuid4(),
         }
