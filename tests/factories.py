@@ -1,8 +1,10 @@
-"""Builders of small, valid LongMemEval questions for tests."""
+"""Builders of small, valid LongMemEval questions and result rows for tests."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from lme_bench.results.qa_tables import HypothesisRow
 
 
 def make_question(question_id: str = "aa11bb22", **overrides: Any) -> dict[str, Any]:
@@ -47,3 +49,18 @@ def make_question(question_id: str = "aa11bb22", **overrides: Any) -> dict[str, 
     }
     question.update(overrides)
     return question
+
+
+def hypothesis_row() -> HypothesisRow:
+    """One answered question's row, as the answer stage hands it to the judge."""
+    return HypothesisRow(
+        question_id="q1",
+        question_type="single-session-user",
+        is_abstention=False,
+        hypothesis="a golden retriever",
+        strategy="single",
+        qa_model="fake:quote-memory",
+        prompt_version="v1",
+        top_ke=10,
+        top_kc=3,
+    )

@@ -14,9 +14,9 @@ from lme_bench.common import code_digest
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
-from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.run import cache_keys
 from lme_bench.run.stage_table import STAGES as STAGES_BY_NAME
+from tests.factories import hypothesis_row
 
 STAGES = ("ingest", "retrieval", "answer", "judge")
 REF = QuestionRef(0, "q1", "single-session-user", False, "ab" * 32, 2, 4, "shard-0")
@@ -29,22 +29,8 @@ def _settings(tmp_path: Path, **overrides: object) -> Settings:
     return load_settings(Path("configs/full-fake.toml"), **every)
 
 
-def _hypothesis() -> HypothesisRow:
-    return HypothesisRow(
-        question_id="q1",
-        question_type="single-session-user",
-        is_abstention=False,
-        hypothesis="a golden retriever",
-        strategy="single",
-        qa_model="fake:quote-memory",
-        prompt_version="v1",
-        top_ke=10,
-        top_kc=3,
-    )
-
-
 def _key(stage: str, settings: Settings) -> str | None:
-    upstream = {"ingest": LOCATION, "judge": _hypothesis()}.get(stage, OUTCOME)
+    upstream = {"ingest": LOCATION, "judge": hypothesis_row()}.get(stage, OUTCOME)
     return cache_keys.stage_key(stage, REF, settings, "run-1", upstream)
 
 
@@ -195,8 +181,8 @@ def test_a_memory_ingested_again_changes_every_later_key(tmp_path: Path) -> None
     for stage in ("retrieval", "answer"):
         first = cache_keys.stage_key(stage, REF, settings, "run-1", OUTCOME)
         assert cache_keys.stage_key(stage, REF, settings, "run-1", again) != first
-    judged = cache_keys.stage_key("judge", REF, settings, "run-1", _hypothesis(), "first")
-    rejudged = cache_keys.stage_key("judge", REF, settings, "run-1", _hypothesis(), "second")
+    judged = cache_keys.stage_key("judge", REF, settings, "run-1", hypothesis_row(), "first")
+    rejudged = cache_keys.stage_key("judge", REF, settings, "run-1", hypothesis_row(), "second")
     assert judged != rejudged  # the same answer, from a memory filled again
     timing = IngestOutcome("q1", "memory-1", 4, 9.9, ingestion_id="first")
     assert _key("retrieval", settings) == cache_keys.stage_key(
@@ -293,7 +279,7 @@ def test_a_locomo_questions_judge_key_holds_its_prompt_choice(
 
     def keys() -> dict[str, str | None]:
         found = {
-            c: cache_keys.stage_key("judge", r, settings, "run-1", _hypothesis())
+            c: cache_keys.stage_key("judge", r, settings, "run-1", hypothesis_row())
             for c, r in questions.items()
         }
         return found | {"longmemeval": _key("judge", settings)}

@@ -12,27 +12,16 @@ from pydantic import create_model
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.question import IngestOutcome, MemoryLocation
-from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.run import cache_keys
 from lme_bench.run.stage_table import PER_QUESTION, SERVE_ORDER, STAGE_TABLE, STAGES
+from tests.factories import hypothesis_row
 
 REF = QuestionRef(0, "q1", "single-session-user", False, "ab" * 32, 2, 4, "shard-0")
-HYPOTHESIS = HypothesisRow(
-    question_id="q1",
-    question_type="single-session-user",
-    is_abstention=False,
-    hypothesis="a golden retriever",
-    strategy="single",
-    qa_model="fake:quote-memory",
-    prompt_version="v1",
-    top_ke=10,
-    top_kc=3,
-)
 UPSTREAM = {
     "ingest": MemoryLocation("q1", "memory-1", 0),
     "retrieval": IngestOutcome("q1", "vault", "memory-1", 4, 0.1, ingestion_id="first"),
     "answer": IngestOutcome("q1", "vault", "memory-1", 4, 0.1, ingestion_id="first"),
-    "judge": HYPOTHESIS,
+    "judge": hypothesis_row(),
 }
 
 
