@@ -19,8 +19,8 @@ from tests.factories import hypothesis_row
 REF = QuestionRef(0, "q1", "single-session-user", False, "ab" * 32, 2, 4, "shard-0")
 UPSTREAM = {
     "ingest": MemoryLocation("q1", "memory-1", 0),
-    "retrieval": IngestOutcome("q1", "vault", "memory-1", 4, 0.1, ingestion_id="first"),
-    "answer": IngestOutcome("q1", "vault", "memory-1", 4, 0.1, ingestion_id="first"),
+    "retrieval": IngestOutcome("q1", "memory-1", 4, 0.1, ingestion_id="first"),
+    "answer": IngestOutcome("q1", "memory-1", 4, 0.1, ingestion_id="first"),
     "judge": hypothesis_row(),
 }
 
