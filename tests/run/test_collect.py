@@ -129,7 +129,7 @@ def test_every_job_that_follows_is_of_a_stage_the_stage_table_puts_after_the_one
 
     collector, pending = _setup(tmp_path)
     values = {
-        "ingest": IngestOutcome("q1", "v", "m-q1", 3, 0.1),
+        "ingest": IngestOutcome("q1", "m-q1", 3, 0.1),
         "retrieval": [],
         "answer": unanswered_row(collector.refs[0], collector.settings),
         "judge": [],
