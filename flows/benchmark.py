@@ -42,7 +42,7 @@ from lme_bench.run import cache_keys, finish, steps, stopped
 from lme_bench.run.collect import RunCollector
 from lme_bench.run.failure_summary import failure_message
 from lme_bench.run.request import RunRequest
-from lme_bench.run.rerun import failed_question_ids, merge_previous
+from lme_bench.run.rerun import failed_question_ids, merge_previous, pulled_run
 
 FLOW_NAME = "benchmark"
 MAX_THREADS = 128  # the stage limits bound what runs; idle threads cost nothing
@@ -184,6 +184,7 @@ def _fixed_in_series(request: RunRequest) -> tuple[RunRequest, Settings | None]:
     scheduled_here = request.schedule is None and origin is not None and origin.auto_scheduled
     new_id = scheduled_here or (request.run_id is None and (deployed or settings.run.id is None))
     run_id = _stable_run_id() if new_id else request.run_id or settings.run.id
+    pulled_run(settings, str(run_id))  # a finished run at a results URL, here to go on with
     recorded = series.recorded_series(settings.run.results_dir / str(run_id))
     name = series.series_name(settings, request.config, origin, recorded or request.series)
     fixed = request.model_copy(update={"run_id": run_id, "series": name, "schedule": origin})

@@ -34,17 +34,35 @@ def _id_list(text: str) -> list[str]:
     return ids
 
 
-def _results_folder(text: str) -> Path:
-    """--results-dir: a local folder; a URL is refused here, before Path("s3://b/x") makes it
-    the local folder s3:/b/x."""
-    from lme_bench.config.run_section import url_results_dir_problem
-    from lme_bench.config.storage_urls import is_url
+def _results_folder(text: str) -> Path | str:
+    """--results-dir: a local folder, or a URL kept as text (Path("s3://b/x") would be the
+    local folder s3:/b/x)."""
+    from lme_bench.config.storage_urls import credential_problem, is_url
 
     if text.startswith("file://"):
         return Path(text.removeprefix("file://"))
     if is_url(text):
-        raise argparse.ArgumentTypeError(url_results_dir_problem(text))
+        problem = credential_problem(text, "--results-dir")
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return text.rstrip("/")
     return Path(text)
+
+
+def _local_results(target: Path | str, run_ids: list[str] | None) -> Path:
+    """The local folder a reader reads: `target` itself, or for a URL the working folder
+    with `run_ids` (every finished run when None) copied from it."""
+    from lme_bench.config.storage_urls import default_work_dir, is_url
+    from lme_bench.results.run_mirror import pull_finished_runs, pull_run
+
+    if not is_url(target):
+        return Path(target)
+    url, work = str(target), default_work_dir(str(target))
+    if run_ids is None:
+        return pull_finished_runs(url, work)
+    for run_id in run_ids:
+        pull_run(url, work, run_id)
+    return work
 
 
 def _positive(text: str) -> int:
@@ -379,7 +397,7 @@ def _rerun(args: argparse.Namespace, flows: FlowLoader) -> int:
     from lme_bench.run.request import RunRequest
     from lme_bench.run.rerun import failed_question_ids
 
-    run_dir = args.results_dir / args.run_id
+    run_dir = _local_results(args.results_dir, [args.run_id]) / args.run_id
     recorded = recorded_run(run_dir)
     if recorded is None:
         read_manifest(run_dir)  # names the missing folder or manifest
@@ -458,10 +476,12 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
         tell_at_the_end,
         traceback_shown,
     )
+    from lme_bench.run.rerun import pulled_run
     from lme_bench.run.steps import plan_run, prepare_questions
 
     settings = request.settings()
     plan = plan_run(settings)
+    pulled_run(settings, plan.run_id)  # a finished run at a results URL, to go on with
     check_settings(plan.run_dir, settings, request.failed_only)  # before any work
     request = request.model_copy(update={"run_id": plan.run_id})
 
@@ -486,11 +506,13 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
         logging.getLogger("prefect.task_runs").setLevel(logging.WARNING)
         tell_at_the_end(terminal)  # what stops the run is printed once, below
     regressed = flow.regressed or _NeverRaised
+    url = settings.run.results_url
+    where = f"{url}/{plan.run_id}" if url else plan.run_dir
     try:
         result = flow.run(request)
     except regressed as exc:  # every file written; the summary leads with what fell
         print((plan.run_dir / "summary.md").read_text())
-        print(f"results: {plan.run_dir}", flush=True)
+        print(f"results: {where}", flush=True)
         print(f"lme-bench: {exc}", file=sys.stderr)
         return EXIT_REGRESSED
     except ResultsWriteError as exc:
@@ -510,7 +532,7 @@ def _start(request: Any, flows: FlowLoader, verbose: bool = False) -> int:
         print(f"lme-bench: error: {error_text(exc)}", file=sys.stderr)
         return EXIT_RUN_FAILED
     print((Path(result["run_dir"]) / "summary.md").read_text())
-    print(f"results: {result['run_dir']}")
+    print(f"results: {where}")
     return 0
 
 
@@ -574,12 +596,14 @@ def _generate(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from lme_bench.config.settings import load_settings
     from lme_bench.report.compare import compare_runs
+    from lme_bench.results.run_mirror import publish_files
 
     gate = load_settings(args.config).regression if args.fail_on_regression else None
+    local = _local_results(args.results_dir, [args.run_a, args.run_b])
     output = compare_runs(
         args.run_a,
         args.run_b,
-        results_dir=args.results_dir,
+        results_dir=local,
         judge=args.judge,
         allow_different_judges=args.allow_different_judges,
         out=args.out,
@@ -587,7 +611,8 @@ def _compare(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     print(output.markdown)
-    print("wrote: " + ", ".join(str(p) for p in output.paths))
+    url = None if isinstance(args.results_dir, Path) or args.out else args.results_dir
+    print("wrote: " + ", ".join(publish_files(url, local, list(output.paths))))
     if gate is not None:
         return _regression_gate(gate, output.comparison)
     return 0
@@ -597,19 +622,22 @@ def _history(args: argparse.Namespace) -> int:
     from lme_bench.report.history import history_markdown, overview_markdown
     from lme_bench.report.history_html import write_history_html
     from lme_bench.results.history import HistoryError, series_history, series_overview
+    from lme_bench.results.run_mirror import publish_files
 
     try:
-        found = series_overview(args.results_dir)
+        local = _local_results(args.results_dir, None)
+        found = series_overview(local)
         if args.series is None and len(found) > 1:
-            print(overview_markdown(args.results_dir, found), end="")
+            print(overview_markdown(local, found), end="")
             return 0
-        history = series_history(args.results_dir, args.series)
+        history = series_history(local, args.series)
     except HistoryError as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print(history_markdown(history), end="")
     if args.html:
-        print(f"wrote: {write_history_html(history)}")
+        url = None if isinstance(args.results_dir, Path) else args.results_dir
+        print(f"wrote: {publish_files(url, local, [write_history_html(history)])[0]}")
     return 0
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from lme_bench.config.storage_urls import credential_problem, is_url, redacted
+from lme_bench.config.storage_urls import credential_problem, default_work_dir, is_url
 
 Stage = Literal["ingest", "retrieval", "answer", "judge", "report"]
 STAGES: tuple[Stage, ...] = ("ingest", "retrieval", "answer", "judge", "report")
@@ -27,8 +27,20 @@ class RunSettings(_Section):
     )
     results_dir: Path = Field(
         default=Path("results"),
-        description="the local folder that holds run folders (a URL is refused: a run's "
-        "results are written to local disk; [cache] storage takes a URL)",
+        description="the folder that holds run folders, or an fsspec URL (s3://, gs://, az://):"
+        " a run at a URL works in a local working folder (work_dir) and is copied to the URL "
+        "when it finishes, its manifest last",
+    )
+    results_url: str | None = Field(
+        default=None,
+        description="set from a URL results_dir: where the run folders are; results_dir is "
+        "then the local working folder",
+    )
+    work_dir: Path | None = Field(
+        default=None,
+        description="the local working folder of a run whose results_dir is a URL (its "
+        "checkpoints, memory stores, the run folder before it is copied); default: "
+        "~/.cache/lme-bench/work/<scheme>-<digest of the URL>",
     )
     stages: list[Stage] | None = Field(
         default=None,
@@ -62,15 +74,29 @@ class RunSettings(_Section):
         "4; 1 runs them in the flow's own process",
     )
 
-    @field_validator("results_dir", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _local_results_dir(cls, value: object) -> object:
-        # Path("s3://b/x") would be the local folder s3:/b/x: refuse it before it gets there
+    def _results_at_url(cls, data: object) -> object:
+        # Path("s3://b/x") would be the local folder s3:/b/x: a URL becomes results_url, and
+        # results_dir the local working folder named for it
+        if not isinstance(data, dict):
+            return data
+        value = data.get("results_dir")
         if isinstance(value, str) and value.startswith("file://"):
-            return value.removeprefix("file://")
+            return {**data, "results_dir": value.removeprefix("file://"), "results_url": None}
         if is_url(value):
-            raise ValueError(url_results_dir_problem(str(value)))
-        return value
+            url = str(value).rstrip("/")
+            problem = credential_problem(url, "[run] results_dir / --results-dir")
+            if problem:
+                raise ValueError(problem)
+            work = data.get("work_dir") or default_work_dir(url)
+            return {**data, "results_dir": work, "results_url": url}
+        kept = data.get("results_url")
+        if kept and value is not None:  # kept only beside its own working folder (a replay)
+            work = data.get("work_dir") or default_work_dir(str(kept))
+            if Path(str(value)) != Path(str(work)):
+                return {**data, "results_url": None}
+        return data
 
 
 class CacheSettings(_Section):
@@ -93,15 +119,6 @@ class CacheSettings(_Section):
         if problem:
             raise ValueError(problem)
         return value
-
-
-def url_results_dir_problem(url: str) -> str:
-    """Why a URL cannot be a run's results folder (yet), naming the setting."""
-    return (
-        f"[run] results_dir / --results-dir: {redacted(url)} is a URL; a run's results are "
-        "written to a local folder only (object storage is taken by [cache] storage so far): "
-        "give a local path"
-    )
 
 
 class ProviderLimit(_Section):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+from pathlib import Path
 from urllib.parse import urlsplit
 
 # scheme://… ; a Windows drive (C:\ or C:/) has one letter and no double slash
@@ -30,3 +33,12 @@ def credential_problem(url: str, setting: str) -> str | None:
             "GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*), never in a config or a command"
         )
     return None
+
+
+def default_work_dir(url: str) -> Path:
+    """The local working folder of runs whose results go to `url`: under the user's cache,
+    named by the URL's scheme and digest (never a folder named like the URL)."""
+    scheme = url.split("://", 1)[0].lower()
+    digest = hashlib.sha256(url.rstrip("/").encode()).hexdigest()[:16]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "lme-bench" / "work" / f"{scheme}-{digest}"

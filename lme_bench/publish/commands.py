@@ -20,7 +20,9 @@ def add_parsers(commands: Any) -> None:
         " --sign; `bundle keygen --out KEY.pem` makes an Ed25519 key",
     )
     bundle.add_argument("run", metavar="RUN", help="a run id under --results-dir, or a run folder")
-    bundle.add_argument("--results-dir", type=Path, default=Path("results"))
+    bundle.add_argument(
+        "--results-dir", default="results", help="folder of run folders, or a results URL"
+    )
     bundle.add_argument("--sign", type=Path, metavar="KEYFILE", help="Ed25519 private key (PEM)")
     bundle.add_argument(
         "--out", type=Path, help="the archive (default: RUN_ID.bundle.tar.gz); keygen: the key"
@@ -41,8 +43,21 @@ def _error(message: str) -> int:
     return EXIT_BAD_INPUT
 
 
+def _run_folder(run: str, results_dir: str) -> Path:
+    """RUN under a local results folder, or copied from a results URL (finished runs only)."""
+    from lme_bench.config.storage_urls import default_work_dir, is_url
+    from lme_bench.publish.pack import run_folder
+    from lme_bench.results.run_mirror import pull_run
+
+    if not is_url(results_dir):
+        return run_folder(run, Path(results_dir))
+    found = pull_run(results_dir.rstrip("/"), default_work_dir(results_dir.rstrip("/")), run)
+    assert found is not None  # required: a run without its manifest raised
+    return found
+
+
 def bundle_command(args: argparse.Namespace) -> int:
-    from lme_bench.publish.pack import bundle_run, run_folder
+    from lme_bench.publish.pack import bundle_run
     from lme_bench.publish.signing import write_key
 
     try:
@@ -51,7 +66,7 @@ def bundle_command(args: argparse.Namespace) -> int:
                 return _error("bundle keygen needs --out KEYFILE: where the private key goes")
             print(f"wrote {args.out}: Ed25519 key, fingerprint {write_key(args.out)}")
             return 0
-        out, record = bundle_run(run_folder(args.run, args.results_dir), args.out, args.sign)
+        out, record = bundle_run(_run_folder(args.run, args.results_dir), args.out, args.sign)
     except PublishError as exc:
         return _error(str(exc))
     signed = " (signed)" if args.sign else " (unsigned)"

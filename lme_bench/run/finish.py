@@ -56,6 +56,7 @@ from lme_bench.results.readback import (
     read_scores,
 )
 from lme_bench.results.recorded_settings import recorded_moves
+from lme_bench.results.run_mirror import publish_run, pull_finished_runs
 from lme_bench.results.series import config_digest, series_name
 from lme_bench.results.summary import search_latency, summarize_retrieval
 from lme_bench.results.tables import retrieval_table, write_parquet
@@ -248,7 +249,8 @@ def write_run(
     }
     failed = sorted(results.failed)
     summary["incomplete"] = {"failed": len(failed), "question_ids": failed}
-    markdown = run_markdown(summary, title, run_id, len(refs), run_dir.parent)
+    results_at = settings.run.results_url or run_dir.parent  # as a rerun names it
+    markdown = run_markdown(summary, title, run_id, len(refs), results_at)
     for name, scoring in scorings.items():  # each benchmark's official files and figures
         if scoring.run_figures is None:
             continue
@@ -274,6 +276,8 @@ def write_run(
     compare_to = plan.request.get("compare_to")
     if compare_to and "report" in settings.stages:
         ground = (benchmarks, prepared.sha256)
+        if settings.run.results_url:  # the earlier runs of the series are at the URL
+            pull_finished_runs(settings.run.results_url, run_dir.parent)
         chosen = choose_baseline(run_dir, compare_to, series, ground, started_at.isoformat())
         write_summary(run_dir, markdown, summary)  # this run as compare reads it
         summary["baseline"] = against_baseline(run_dir, settings, chosen)
@@ -347,4 +351,5 @@ def write_run(
         finished_at=datetime.now(UTC).isoformat(),
     )
     write_manifest(run_dir / "manifest.json", manifest)
+    publish_run(settings.run.results_url, run_dir)  # a run at a URL lands there whole
     return RunReport(run_id, run_dir, summary, markdown, failed)

@@ -1,5 +1,6 @@
-"""A URL where a run's results folder is expected is refused with one error naming the setting,
-never taken as a local folder named `s3:/…`; a storage URL carrying credentials is refused."""
+"""A URL where a run's results folder is expected is taken as the place of the results, the run
+working in a local folder named for it (never a local folder named `s3:/…`); a storage URL
+carrying credentials is refused."""
 
 from __future__ import annotations
 
@@ -20,19 +21,30 @@ def _config(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def test_a_url_results_dir_in_the_config_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError) as caught:
-        load_settings(_config(tmp_path, f'[run]\nresults_dir = "{URL}"\n'))
-    assert "results_dir" in str(caught.value) and URL in str(caught.value)
+def test_a_url_results_dir_in_the_config_works_in_a_local_folder_not_named_like_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    settings = load_settings(_config(tmp_path, f'[run]\nresults_dir = "{URL}/"\n'))
+    assert settings.run.results_url == URL
+    work = settings.run.results_dir
+    assert work.is_relative_to(tmp_path / "cache") and "s3:" not in str(work)
 
 
-def test_a_url_results_dir_from_the_environment_is_refused(
+def test_a_url_results_dir_from_the_environment_is_taken_with_its_working_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LME_RUN__RESULTS_DIR", URL)
+    monkeypatch.setenv("LME_RUN__WORK_DIR", str(tmp_path / "work"))
+    settings = load_settings(_config(tmp_path, ""))
+    assert (settings.run.results_url, settings.run.results_dir) == (URL, tmp_path / "work")
+
+
+def test_credentials_in_the_results_url_are_refused_and_not_echoed(tmp_path: Path) -> None:
+    body = '[run]\nresults_dir = "s3://AKIAEXAMPLE:hush-hush@lme/runs"\n'
     with pytest.raises(ConfigError) as caught:
-        load_settings(_config(tmp_path, ""))
-    assert "LME_RUN__RESULTS_DIR" in str(caught.value) and URL in str(caught.value)
+        load_settings(_config(tmp_path, body))
+    assert "results_dir" in str(caught.value) and "hush-hush" not in str(caught.value)
 
 
 def test_a_file_url_results_dir_is_its_local_folder(tmp_path: Path) -> None:
@@ -42,14 +54,9 @@ def test_a_file_url_results_dir_is_its_local_folder(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    [
-        ["run", str(ROOT / "configs" / "default.toml")],
-        ["rerun", "s3a"],
-        ["compare", "a", "b"],
-        ["history"],
-    ],
+    [["run", str(ROOT / "configs" / "default.toml")], ["rerun", "s3a"], ["compare", "a", "b"]],
 )
-def test_a_url_results_dir_option_is_refused_before_anything_is_written(
+def test_credentials_in_a_results_dir_option_are_refused_before_anything_is_written(
     command: list[str],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -57,10 +64,10 @@ def test_a_url_results_dir_option_is_refused_before_anything_is_written(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as stopped:
-        cli.main([*command, "--results-dir", URL])
+        cli.main([*command, "--results-dir", "s3://AKIAEXAMPLE:hush-hush@lme/runs"])
     assert stopped.value.code == cli.EXIT_BAD_INPUT
     error = capsys.readouterr().err
-    assert "--results-dir" in error and "[run] results_dir" in error and URL in error
+    assert "--results-dir" in error and "environment" in error and "hush-hush" not in error
     assert list(tmp_path.iterdir()) == []  # no folder s3:/lme/runs
 
 
