@@ -115,3 +115,37 @@ def test_a_run_at_an_s3_url_lands_whole_and_is_read_back_from_there(
         data = path.read_bytes()
         assert ACCESS_KEY.encode() not in data and SECRET_KEY.encode() not in data, path
     assert os.environ["AWS_ACCESS_KEY_ID"] == ACCESS_KEY  # taken from here, nowhere else
+
+
+def test_a_full_fake_run_at_an_s3_url_matches_the_local_run_and_reruns_from_the_cache(
+    harness: None,
+    s3_server: S3Server,
+    s3_bucket: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lme_bench.run.request import RunRequest
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+
+    def run(results_dir: str, cache: str) -> dict[str, Any]:
+        request = RunRequest(
+            config="configs/full-fake.toml",
+            results_dir=results_dir,
+            run_id="ff",
+            limit=2,
+            overrides={"cache.storage": cache},
+        )
+        result: dict[str, Any] = benchmark(request, return_state=True).result()
+        return result
+
+    local = run(str(tmp_path / "local"), str(tmp_path / "local-cache"))
+    first = run(f"s3://{s3_bucket}/runs", f"s3://{s3_bucket}/cache")
+    for name in ("scores.parquet", "hypotheses.parquet", "retrieval.parquet"):
+        data = s3_server.client().get_object(Bucket=s3_bucket, Key=f"runs/ff/{name}")
+        (tmp_path / name).write_bytes(data["Body"].read())
+        assert _rows(tmp_path / name) == _rows(Path(local["run_dir"]) / name), name
+    assert first["summary"]["qa"] == local["summary"]["qa"]
+    second = run(f"s3://{s3_bucket}/runs", f"s3://{s3_bucket}/cache")
+    stages = ("ingest", "retrieval", "answer", "judge")
+    assert {s: second["from_cache"][s] for s in stages} == dict.fromkeys(stages, 2)
