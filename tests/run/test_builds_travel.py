@@ -91,3 +91,16 @@ def test_a_build_travels_through_s3(
 def test_no_build_store_records_no_build(tmp_path: Path) -> None:
     outcome = _ingest(_settings(tmp_path, None))[0]
     assert (outcome.build_object, outcome.build_sha256) == ("", "")
+
+
+def test_a_build_store_changes_no_cache_key(tmp_path: Path) -> None:
+    """Where builds travel changes no result: every stage's key is the one it has without."""
+    from lme_bench.run.cache_keys import stage_key
+
+    off, on = _settings(tmp_path, None), _settings(tmp_path, str(tmp_path / "builds"))
+    ref = _refs(off)[0]
+    keys = {
+        stage: {stage_key(stage, ref, s, "travel") for s in (off, on)}
+        for stage in ("ingest", "retrieval", "answer", "judge")
+    }
+    assert all(len(found) == 1 and None not in found for found in keys.values()), keys
