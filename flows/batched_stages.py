@@ -40,6 +40,7 @@ from lme_bench.judge.batch_stage import JudgeItem
 from lme_bench.qa.batch_stage import AnswerItem
 from lme_bench.results.batch_jobs import BatchJob
 from lme_bench.run import batched
+from lme_bench.run.builds import fetch_error
 from lme_bench.run.collect import AnswerJob, Done, Job, JudgeJob, RunCollector
 from lme_bench.run.request import RunRequest
 from lme_bench.run.steps import StageFailed, require_ok
@@ -121,7 +122,11 @@ def answer_deferred(
 ) -> list[Done]:
     """Answer `jobs` (not in the cache) through the batch API; each job's Done, as its own
     task would have ended."""
-    jobs = sorted(jobs, key=lambda job: job.index)
+    refused = {job.index: fetch_error(job.outcome, settings) for job in jobs}  # the builds
+    unfetched = [Done(job, None, refused[job.index]) for job in jobs if refused[job.index]]
+    jobs = sorted((job for job in jobs if not refused[job.index]), key=lambda job: job.index)
+    if not jobs:
+        return unfetched
     items = [AnswerItem(refs[job.index], job.outcome.memory_id) for job in jobs]
     taken = take_answer_requests(items, settings)
     batch_job = start_answer_job(taken, settings, run_dir)
@@ -129,7 +134,7 @@ def answer_deferred(
         _wait_for([batch_job], settings, run_dir, len(items), "answers")
     outcomes = [job.outcome for job in jobs]
     found = collect_answers(taken, batch_job, settings, run_dir, scope, outcomes, per_question)
-    done = []
+    done = unfetched
     for job, row in zip(jobs, found, strict=True):
         if isinstance(row, BaseException):
             done.append(Done(job, None, row))

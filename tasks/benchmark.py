@@ -156,7 +156,7 @@ def evaluate_question(
 def answer_question(
     ref: QuestionRef, outcome: steps.IngestOutcome, settings: Settings, scope: str
 ) -> HypothesisRow:
-    row = _run(steps.answer_question(ref, outcome.memory_id, settings), settings)
+    row = _run(steps.answer_outcome(ref, outcome, settings), settings)
     return steps.require_ok(row)
 
 

@@ -34,6 +34,7 @@ from lme_bench.config.legacy_memory_keys import move_legacy_keys
 from lme_bench.config.mcp_section import McpSettings as McpSettings
 from lme_bench.config.regression_section import RegressionSettings
 from lme_bench.config.run_section import STAGES, CacheSettings, LimitSettings, RunSettings, Stage
+from lme_bench.config.storage_urls import credential_problem
 
 _toml_data: ContextVar[dict[str, Any]] = ContextVar("lme_toml_data", default={})  # noqa: B039
 _read_environment: ContextVar[bool] = ContextVar("lme_read_environment", default=True)
@@ -65,6 +66,21 @@ class MemorySettings(_Section):
         " (distilled from it: fast, less accurate), or a local sentence-transformers model"
         " directory",
     )
+    build_store: str | None = Field(
+        default=None,
+        description="folder or fsspec URL (s3://, gs://, az://) where each memory build of the"
+        " embedded store is saved once ingested, and fetched from (sha256-checked) by a later"
+        " stage on a worker that lacks it; unset: the memories stay in this machine's"
+        " memory.sqlite",
+    )
+
+    @field_validator("build_store")
+    @classmethod
+    def _no_credentials_in_store(cls, value: str | None) -> str | None:
+        problem = credential_problem(value, "[memory] build_store") if value else None
+        if problem:
+            raise ValueError(problem)
+        return value
 
     @model_validator(mode="before")
     @classmethod

@@ -56,6 +56,10 @@ class IngestOutcome:
     system_usage: Usage = field(default_factory=Usage)  # the memory system's own calls
     ingest_health: str = UNCHECKED  # ok | empty | context-unchanged (ingest/health.py)
     memory_excerpt: MemoryExcerpt | None = None  # what the memory holds after, read back
+    # Where the build was saved for other workers ([memory] build_store; "": not saved): its
+    # object's name in the build store and the sha256 of its bytes (lme_bench/run/builds.py).
+    build_object: str = ""
+    build_sha256: str = ""
 
     @property
     def turns(self) -> int:

@@ -22,10 +22,10 @@ from lme_bench.config.settings import Settings
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef, prepare_dataset, select_questions
 from lme_bench.embeddings import load_embedder
+from lme_bench.ingest import question as ingestion
 from lme_bench.ingest.question import IngestOutcome as IngestOutcome
 from lme_bench.ingest.question import MemoryLocation as MemoryLocation
 from lme_bench.ingest.question import check_run_models
-from lme_bench.ingest.question import ingest_question as ingest_question
 from lme_bench.ingest.question import locate_memories as locate_memories
 from lme_bench.judge.batch_stage import judge_specs
 from lme_bench.judge.calibration.profile import check_profile
@@ -36,8 +36,10 @@ from lme_bench.qa.batch_stage import reader_spec
 from lme_bench.qa.stage import answer_question as answer_question
 from lme_bench.results.manifest import package_versions
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
+from lme_bench.retrieval import stage as retrieval
 from lme_bench.retrieval.official_ids import RetrievalRow, failed_rows
-from lme_bench.retrieval.stage import evaluate_question as evaluate_question
+from lme_bench.run.builds import fetch_build as fetch_build
+from lme_bench.run.builds import save_build
 from lme_bench.run.failure_origin import exception_text
 
 
@@ -129,6 +131,33 @@ def prepare_questions(
     split, kind = splitter_for(plan.benchmark, plan.dataset_path)
     prepared = prepare_dataset(plan.dataset_path, plan.cache_dir, split, kind)
     return prepared, select_questions(prepared, question_ids, limit)
+
+
+async def ingest_question(
+    ref: QuestionRef, settings: Settings, run_id: str, location: MemoryLocation | None = None
+) -> IngestOutcome:
+    """Ingest the question's build (lme_bench.ingest.question), then save it to the build
+    store where there is one (lme_bench.run.builds), so a worker sharing no disk can use it."""
+    outcome = await ingestion.ingest_question(ref, settings, run_id, location)
+    return save_build(outcome, settings)
+
+
+async def evaluate_question(
+    ref: QuestionRef, outcome: IngestOutcome, settings: Settings
+) -> list[RetrievalRow]:
+    """The retrieval stage on the outcome's memory, fetched from the build store first where
+    this machine lacks it."""
+    fetch_build(outcome, settings)
+    return await retrieval.evaluate_question(ref, outcome, settings)
+
+
+async def answer_outcome(
+    ref: QuestionRef, outcome: IngestOutcome, settings: Settings
+) -> HypothesisRow:
+    """The answer stage on the outcome's memory, fetched from the build store first where
+    this machine lacks it."""
+    fetch_build(outcome, settings)
+    return await answer_question(ref, outcome.memory_id, settings)
 
 
 def error_rows(ref: QuestionRef, error: BaseException | str) -> list[RetrievalRow]:

@@ -1,0 +1,115 @@
+"""Memory builds that travel between workers sharing no disk (the embedded store's).
+
+When a build's ingestion completes, its memory is written to a file of its own
+(reference_memory/build_files.py) and put in the build store, `[memory] build_store` (a folder
+or an fsspec URL; with `[run] results_dir` at a URL, `<results_dir>/memory-builds` by default),
+as `<memory id>/<sha256>.sqlite`; the ingestion's outcome records the object's name and its
+sha256. A later stage on a worker whose memory.sqlite lacks that memory fetches the object,
+checks its sha256 and merges it in before it searches. Objects are named by their content, so a
+build saved again never replaces the bytes an earlier outcome recorded.
+
+With no build store (the default) nothing here runs: every stage reads this machine's store.
+Other backends' memories do not travel this way (docs/memory-systems.md says how each scales).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from lme_bench.backends.builtin_params import embedded_params, memory_path
+from lme_bench.config.settings import Settings
+from lme_bench.config.storage_urls import is_url, redacted
+from lme_bench.ingest.question import IngestOutcome
+from lme_bench.reference_memory.build_files import (
+    BuildFileError,
+    export_memory,
+    holds_memory,
+    import_memory,
+)
+from lme_bench.results.store import RunStore
+
+BUILDS_FOLDER = "memory-builds"  # under a results URL, when no build store is named
+
+
+class MemoryBuildError(ValueError):
+    """A memory build cannot be fetched or used: missing from the build store, or its bytes are
+    not those its ingestion recorded (a permanent error: a retry fetches the same bytes)."""
+
+
+def build_store(settings: Settings) -> RunStore | None:
+    """Where the run's memory builds travel through; None when they do not."""
+    if embedded_params(settings) is None:
+        return None
+    root = settings.memory.build_store
+    results = settings.run.results_dir
+    if root is None and is_url(results):  # results on an object store: the builds beside them
+        root = f"{str(results).rstrip('/')}/{BUILDS_FOLDER}"
+    return RunStore(root) if root else None
+
+
+def _file_sha256(path: Path) -> str:
+    hasher = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            hasher.update(block)
+    return hasher.hexdigest()
+
+
+def save_build(outcome: IngestOutcome, settings: Settings) -> IngestOutcome:
+    """The outcome with its build saved to the build store (its object's name and sha256), or
+    as it is when there is no build store."""
+    store = build_store(settings)
+    if store is None:
+        return outcome
+    with tempfile.TemporaryDirectory(prefix="lme-build-") as folder:
+        file = Path(folder) / "build.sqlite"
+        export_memory(memory_path(settings), outcome.memory_id, file)
+        sha256 = _file_sha256(file)
+        name = f"{outcome.memory_id}/{sha256}.sqlite"
+        if not store.exists(name):
+            store.put_file(name, file)
+    return replace(outcome, build_object=name, build_sha256=sha256)
+
+
+def fetch_build(outcome: IngestOutcome, settings: Settings) -> None:
+    """Make the outcome's memory present in this machine's store: nothing to do when it is
+    there (or the build was not saved); else fetched from the build store, its sha256 checked,
+    and merged in. Raises MemoryBuildError naming the build and its URL when it cannot be."""
+    store = build_store(settings)
+    local = memory_path(settings)
+    if store is None or not outcome.build_sha256 or holds_memory(local, outcome.memory_id):
+        return
+    url = redacted(store.url(outcome.build_object))
+    build = f"question {outcome.question_id}: memory build {outcome.memory_id}"
+    try:
+        data = store.read_bytes(outcome.build_object)
+    except FileNotFoundError:
+        raise MemoryBuildError(
+            f"{build}: {url} is not in the build store; run the ingest stage again"
+        ) from None
+    found = hashlib.sha256(data).hexdigest()
+    if found != outcome.build_sha256:
+        raise MemoryBuildError(
+            f"{build}: {url} has sha256 {found}, not the {outcome.build_sha256} its ingestion"
+            " recorded (the object was changed or damaged); refused: run the ingest stage again"
+        )
+    with tempfile.TemporaryDirectory(prefix="lme-build-") as folder:
+        file = Path(folder) / "build.sqlite"
+        file.write_bytes(data)
+        try:
+            import_memory(local, file)
+        except BuildFileError as exc:
+            raise MemoryBuildError(f"{build}: {url}: {exc}") from None
+
+
+def fetch_error(outcome: IngestOutcome, settings: Settings) -> MemoryBuildError | None:
+    """fetch_build, with its refusal returned rather than raised (for stages that go on with
+    the other questions)."""
+    try:
+        fetch_build(outcome, settings)
+    except MemoryBuildError as error:
+        return error
+    return None
