@@ -2,7 +2,7 @@
 
 When a build's ingestion completes, its memory is written to a file of its own
 (reference_memory/build_files.py) and put in the build store, `[memory] build_store` (a folder
-or an fsspec URL; with `[run] results_dir` at a URL, `<results_dir>/memory-builds` by default),
+or an fsspec URL; with `[run] results_dir` at a URL, `<that URL>/memory-builds` by default),
 as `<memory id>/<sha256>.sqlite`; the ingestion's outcome records the object's name and its
 sha256. A later stage on a worker whose memory.sqlite lacks that memory fetches the object,
 checks its sha256 and merges it in before it searches. Objects are named by their content, so a
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from lme_bench.backends.builtin_params import embedded_params, memory_path
 from lme_bench.config.settings import Settings
-from lme_bench.config.storage_urls import is_url, redacted
+from lme_bench.config.storage_urls import redacted
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.reference_memory.build_files import (
     BuildFileError,
@@ -44,9 +44,9 @@ def build_store(settings: Settings) -> RunStore | None:
     if embedded_params(settings) is None:
         return None
     root = settings.memory.build_store
-    results = settings.run.results_dir
-    if root is None and is_url(results):  # results on an object store: the builds beside them
-        root = f"{str(results).rstrip('/')}/{BUILDS_FOLDER}"
+    results = settings.run.results_url
+    if root is None and results:  # results on an object store: the builds beside them
+        root = f"{results.rstrip('/')}/{BUILDS_FOLDER}"
     return RunStore(root) if root else None
 
 
