@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
+from lme_bench_flows.stage_runs import as_is
 from lme_bench_tasks.batch_answer import collect_answers, start_answer_job, take_answer_requests
 from lme_bench_tasks.batch_check import check_batch_jobs
 from lme_bench_tasks.batch_judge import collect_judge_scores, start_judge_jobs
@@ -37,6 +38,7 @@ from lme_bench.common.stop_signal import STOPPING, check_stopping
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.batch_stage import JudgeItem
+from lme_bench.judge.panel import JudgePanel
 from lme_bench.qa.batch_stage import AnswerItem
 from lme_bench.results.batch_jobs import BatchJob
 from lme_bench.run import batched
@@ -60,9 +62,10 @@ class HeldBackStages:
         run_dir: Path,
         collector: RunCollector,
         by_stage: dict[str, Task[Any, Any]],
+        judges: JudgePanel | None,
     ) -> None:
         self.refs, self.settings, self.scope, self.run_dir = refs, settings, scope, run_dir
-        self.collector, self.by_stage = collector, by_stage
+        self.collector, self.by_stage, self.judges = collector, by_stage, judges
 
     def __call__(self, stage: str, jobs: list[Job]) -> list[Done]:
         per_question = self.by_stage[stage]
@@ -72,10 +75,12 @@ class HeldBackStages:
                 answers, self.refs, self.settings, self.scope, self.run_dir, per_question
             )
         judge_jobs = cast(list[JudgeJob], jobs)
+        if self.judges is None:
+            raise ValueError("judge jobs held back in a run that builds no judges")
         return judge_deferred(
             judge_jobs,
             self.refs,
-            self.settings,
+            self.judges,
             self.scope,
             self.run_dir,
             self.collector,
@@ -86,7 +91,7 @@ class HeldBackStages:
 def judge_deferred(
     jobs: list[JudgeJob],
     refs: list[QuestionRef],
-    settings: Settings,
+    judges: JudgePanel,
     scope: str,
     run_dir: Path,
     collector: RunCollector,
@@ -96,11 +101,11 @@ def judge_deferred(
     task would have ended (StageFailed carrying the rows when a call failed)."""
     jobs = sorted(jobs, key=lambda job: job.index)  # the run's order, not the answers'
     items = [JudgeItem(refs[job.index], job.hypothesis) for job in jobs]
-    batch_jobs = start_judge_jobs(items, settings, run_dir)
-    _wait_for(batch_jobs, settings, run_dir, len(items), "judging")
+    batch_jobs = start_judge_jobs(items, as_is(judges), run_dir)
+    _wait_for(batch_jobs, judges.settings, run_dir, len(items), "judging")
     ingestion_ids = {refs[job.index].question_id: collector.ingestion_id(job.index) for job in jobs}
     found = collect_judge_scores(
-        items, batch_jobs, settings, run_dir, scope, ingestion_ids, per_question
+        items, batch_jobs, as_is(judges), run_dir, scope, ingestion_ids, per_question
     )
     done = []
     for job in jobs:

@@ -16,7 +16,7 @@ from lme_bench.common.limits import every_ingestion_started, ingestions_starting
 from lme_bench.common.stop_signal import STOPPING
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.run import batch, stopped
+from lme_bench.run import batch, steps, stopped
 from lme_bench.run.collect import Done, RunCollector
 from lme_bench.run.progress import RunProgress
 from lme_bench.run.scheduler import Scheduler
@@ -75,9 +75,11 @@ def run_questions(
     """Run every question's stages; how many stage results came from the cache, by stage."""
     by_stage = tasks.per_question_tasks(settings)
     batch_sizes = _batch_sizes(settings, len(refs))
+    judges = steps.judge_panel(settings) if "judge" in settings.stages else None  # once a run
+    handed = {"judge": {"judges": judges}} if judges is not None else {}
     # worker processes start now, so they have imported the stages by the first batch
     runner = batch.BatchRunner(batch.worker_processes(settings) if batch_sizes else 1)
-    runs = StageRuns(refs, settings, scope, collector, by_stage, batch_sizes, runner)
+    runs = StageRuns(refs, settings, scope, collector, by_stage, batch_sizes, runner, handed)
     watch = _Watch(len(refs), settings, collector)
     locations = tasks.locate_memories(as_is(refs), as_is(settings), scope)
     memory_ids = [location.memory_id for location in locations.values()]
@@ -90,7 +92,7 @@ def run_questions(
         lookup=runs.lookup,
         batch_sizes=batch_sizes,
         held_back=held_back_stages(settings),
-        run_held_back=HeldBackStages(refs, settings, scope, run_dir, collector, by_stage),
+        run_held_back=HeldBackStages(refs, settings, scope, run_dir, collector, by_stage, judges),
         every_ingestion_started=every_ingestion_started,
         watch=watch,
     )

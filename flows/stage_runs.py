@@ -76,10 +76,13 @@ class StageRuns:
         by_stage: dict[str, Task[Any, Any]],
         batch_sizes: dict[str, int],
         runner: batch.BatchRunner,
+        handed: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.refs, self.settings, self.scope = refs, settings, scope
         self.collector, self.by_stage, self.batch_sizes = collector, by_stage, batch_sizes
         self.runner = runner
+        # what the run built once for a stage's tasks (the judges), by the task's parameter
+        self.handed = {stage: dict(given) for stage, given in (handed or {}).items()}
         self.caches = {stage: StageCache(task) for stage, task in by_stage.items()}
         # made once: each with_options() has Prefect read the function's source again
         self.reingest = by_stage["ingest"].with_options(refresh_cache=True)
@@ -112,6 +115,7 @@ class StageRuns:
         ref = self.refs[job.index]
         task = self.reingest if _memory_gone(job) else self.by_stage[job.stage]
         arguments: dict[str, Any] = {stage_spec(job.stage).given_as: as_is(job.upstream)}
+        arguments |= {name: as_is(value) for name, value in self.handed.get(job.stage, {}).items()}
         ingestion_id = self._ingestion_id(job)
         if ingestion_id is not None:
             arguments["ingestion_id"] = ingestion_id

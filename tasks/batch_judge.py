@@ -13,9 +13,9 @@ from lme_bench_tasks.result_cache import StageCache, stage_key
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 
-from lme_bench.config.settings import Settings
 from lme_bench.judge import batch_stage
 from lme_bench.judge.batch_stage import JudgeItem
+from lme_bench.judge.panel import JudgePanel
 from lme_bench.results.batch_jobs import BatchJob
 from lme_bench.results.qa_tables import ScoreRow
 from lme_bench.run.steps import StageFailed, require_ok
@@ -28,8 +28,8 @@ from lme_bench.run.steps import StageFailed, require_ok
     retries=2,
     retry_delay_seconds=10,
 )
-def start_judge_jobs(items: list[JudgeItem], settings: Settings, run_dir: Path) -> list[BatchJob]:
-    return batch_stage.start_jobs(items, settings, run_dir)
+def start_judge_jobs(items: list[JudgeItem], judges: JudgePanel, run_dir: Path) -> list[BatchJob]:
+    return batch_stage.start_jobs(items, judges, run_dir)
 
 
 @task(
@@ -42,14 +42,15 @@ def start_judge_jobs(items: list[JudgeItem], settings: Settings, run_dir: Path) 
 def collect_judge_scores(
     items: list[JudgeItem],
     jobs: list[BatchJob],
-    settings: Settings,
+    judges: JudgePanel,
     run_dir: Path,
     scope: str,
     ingestion_ids: dict[str, str],
     per_question: Task[Any, Any],
 ) -> dict[str, list[ScoreRow]]:
     """Every question's rows; those without a failure kept in the per-question cache."""
-    found = batch_stage.collect_scores(items, jobs, settings, run_dir)
+    found = batch_stage.collect_scores(items, jobs, judges, run_dir)
+    settings = judges.settings  # what the per-question judge task's key hashes
     kept = []
     for item in items:
         rows = found[item.ref.question_id]

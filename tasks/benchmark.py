@@ -162,9 +162,15 @@ def answer_question(
 
 @task(**_per_question("judge"))
 def judge_question(
-    ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings, scope: str, ingestion_id: str
+    ref: QuestionRef,
+    hypothesis: HypothesisRow,
+    settings: Settings,
+    scope: str,
+    ingestion_id: str,
+    judges: steps.JudgePanel,
 ) -> list[ScoreRow]:
-    rows = _run(steps.judge_question(ref, hypothesis, settings), settings)
+    """`settings` are for the cache key; the run's judges (built once) do the judging."""
+    rows = _run(steps.judge_question(ref, hypothesis, judges), settings)
     return steps.require_ok(rows)
 
 

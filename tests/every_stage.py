@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import PreparedDataset
+from lme_bench.judge.panel import judge_panel
 from lme_bench.run.finish import RunReport, RunResults, write_run
 from lme_bench.run.steps import (
     answer_question,
@@ -39,7 +40,7 @@ def run_every_stage(
         results.scores = [
             s
             for r, h in zip(refs, results.hypotheses, strict=True)
-            for s in asyncio.run(judge_question(r, h, settings))
+            for s in asyncio.run(judge_question(r, h, judge_panel(settings)))
         ]
     report = write_run(plan, settings, prepared, refs, results, started or datetime.now(UTC))
     return report, results, prepared

@@ -102,7 +102,11 @@ def generic_judge_input(question: JudgedQuestion) -> JudgeInput:
 
 class OwnJudge(Protocol):
     """A benchmark's own scorer, called by the judge stage instead of the LLM verdict. The run's
-    objects it is handed (settings, question refs, answer rows) are the judge stage's own."""
+    objects it is handed (settings, question refs, answer rows) are the judge stage's own.
+
+    It may also have `for_run(settings)`, returning the scorer to use for the whole run (with
+    its models and prompts built): the judge stage calls it once per run, before the run's
+    first question of the benchmark, rather than have each question build them."""
 
     async def score(self, ref: Any, hypothesis: Any, settings: Any) -> list[Any]:
         """The question's score rows (lme_bench.results.qa_tables.ScoreRow, `score` set)."""

@@ -25,12 +25,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.judge.judge_input import benchmark_scoring, prompted_input, rendered
+from lme_bench.judge.judge_input import rendered, with_judge_input
 from lme_bench.judge.official_request import official_body
+from lme_bench.judge.panel import JudgePanel, judge_model_specs
 from lme_bench.judge.runner import LlmJudge
-from lme_bench.judge.stage import judge_question, judges
+from lme_bench.judge.stage import judge_question
 from lme_bench.providers.batch.protocol import BatchApi, BatchRequest, ItemResult
-from lme_bench.providers.factory import ModelSpec, parse_model
+from lme_bench.providers.factory import ModelSpec
 from lme_bench.providers.registry import provider_for, titles_where
 from lme_bench.results.batch_jobs import BatchJob, record_outcome, refresh_job, submit_or_find
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
@@ -59,13 +60,10 @@ class PlannedCall:
 
 
 def judge_specs(settings: Settings) -> list[ModelSpec]:
-    """The LLM judges' specs, in the order `judges` builds them; ConfigError for a judge whose
-    provider has no batch API here."""
+    """The LLM judges' specs, in the order the run's judges have them (lme_bench.judge.panel);
+    ConfigError for a judge whose provider has no batch API here."""
     specs = []
-    for text in (settings.models.judge, settings.judge.second_model):
-        if not text:
-            continue
-        spec = parse_model("judge", text, settings)
+    for spec in judge_model_specs(settings):
         provider = provider_for(spec.kind)
         if not provider.judge_batch:
             raise ConfigError(
@@ -95,25 +93,24 @@ def opaque_id(*parts: object) -> str:
     return "r" + hashlib.sha256(text.encode()).hexdigest()[:31]
 
 
-def plan_calls(items: Sequence[JudgeItem], settings: Settings) -> list[PlannedCall]:
+def plan_calls(items: Sequence[JudgeItem], judges: JudgePanel) -> list[PlannedCall]:
     """Every LLM judge request the items need, in the order the stage would send them."""
-    specs = judge_specs(settings)
     planned = []
     for item in items:
         if item.hypothesis.status != "ok" or item.hypothesis.hypothesis is None:
             continue
-        scoring = benchmark_scoring(item.ref.benchmark, settings)
+        scoring = judges.scoring(item.ref.benchmark)
         if scoring.own_judge is not None or scoring.score_answer is not None:
             continue  # its own scorer, no LLM verdict (lme_bench.judge.stage.judge_question)
         instance = item.ref.load()
-        for spec, judge in zip(specs, judges(settings), strict=True):
-            given = prompted_input(item.ref.benchmark, instance, judge.prompts, settings)
+        for spec, judge in zip(judges.specs, judges.llm, strict=True):
+            given = with_judge_input(judge.prompts, scoring, instance)
             if given is None:  # as the stage judges it: no LLM verdict
                 break
             prompt = rendered(judge.prompts, given, instance)
             text = prompt.render(instance.question, given.answer, item.hypothesis.hypothesis)
             body = request_body(judge, spec.model, text, spec.kind)
-            for repeat in range(settings.judge.repeats):
+            for repeat in range(judges.repeats):
                 custom_id = opaque_id(item.ref.question_id, spec.label, repeat, body)
                 planned.append(
                     PlannedCall(
@@ -133,25 +130,25 @@ def request_body(judge: LlmJudge, model: str, prompt: str, kind: str = "openai")
     return provider_for(kind).batch_body(shape, model, prompt)
 
 
-def _specs_by_provider(settings: Settings) -> dict[str, ModelSpec]:
-    return {spec.provider: spec for spec in judge_specs(settings)}
+def _specs_by_provider(judges: JudgePanel) -> dict[str, ModelSpec]:
+    return {spec.provider: spec for spec in judges.specs}
 
 
 def start_jobs(
     items: Sequence[JudgeItem],
-    settings: Settings,
+    judges: JudgePanel,
     run_dir: Path,
     make_api: ApiFactory = batch_api,
     description: str = "lme-bench judge",
 ) -> list[BatchJob]:
     """One job per provider of the items' judge requests: the one recorded in `run_dir` for
     exactly these requests, or a new one, recorded as soon as the provider accepts it."""
-    calls = plan_calls(items, settings)
-    specs = _specs_by_provider(settings)
+    calls = plan_calls(items, judges)
+    specs = _specs_by_provider(judges)
     jobs = []
     for provider in sorted({c.provider for c in calls}):
         group = [c for c in calls if c.provider == provider]
-        api = make_api(specs[provider], settings)
+        api = make_api(specs[provider], judges.settings)
         if len(group) < getattr(api, "minimum_requests", 1):
             continue  # too few for the provider's batch jobs: judged call by call
         jobs.append(
@@ -170,14 +167,26 @@ def start_jobs(
 
 def refresh_jobs(
     jobs: Sequence[BatchJob],
-    settings: Settings,
+    judges: JudgePanel,
     run_dir: Path,
     make_api: ApiFactory = batch_api,
 ) -> bool:
     """Look once at every job still running and record what it says; whether all have ended."""
-    specs = _specs_by_provider(settings)
+    return refresh_by_specs(jobs, judges.specs, judges.settings, run_dir, make_api)
+
+
+def refresh_by_specs(
+    jobs: Sequence[BatchJob],
+    specs: Sequence[ModelSpec],
+    settings: Settings,
+    run_dir: Path,
+    make_api: ApiFactory = batch_api,
+) -> bool:
+    """`refresh_jobs` given the judges' specs alone (a look from outside the run, which
+    builds no judge)."""
+    by_provider = {spec.provider: spec for spec in specs}
     ended = [
-        refresh_job(run_dir, job, make_api(specs[job.provider], settings))
+        refresh_job(run_dir, job, make_api(by_provider[job.provider], settings))
         for job in jobs
         if job.state == "running"
     ]
@@ -186,14 +195,14 @@ def refresh_jobs(
 
 def wait_for_jobs(
     jobs: Sequence[BatchJob],
-    settings: Settings,
+    judges: JudgePanel,
     run_dir: Path,
     make_api: ApiFactory = batch_api,
     sleep: Callable[[float], object] = time.sleep,
 ) -> None:
     """Look at the jobs every `[judge] batch_poll_s` seconds until every one has ended."""
-    while not refresh_jobs(jobs, settings, run_dir, make_api):
-        sleep(settings.judge.batch_poll_s)
+    while not refresh_jobs(jobs, judges, run_dir, make_api):
+        sleep(judges.settings.judge.batch_poll_s)
 
 
 class BatchReply:
@@ -228,7 +237,7 @@ def _replies(
 
 
 async def _judge_item(
-    item: JudgeItem, settings: Settings, replies: Mapping[tuple[str, str, int], BatchReply]
+    item: JudgeItem, judges: JudgePanel, replies: Mapping[tuple[str, str, int], BatchReply]
 ) -> list[ScoreRow]:
     """The rows `lme_bench.judge.stage.judge_question` makes, each LLM verdict read from the
     job's reply where it has one, else asked call by call."""
@@ -240,28 +249,28 @@ async def _judge_item(
             return judge
         return LlmJudge(judge.name, reply, judge.prompts, judge.policy)  # nothing is sent
 
-    return await judge_question(ref, item.hypothesis, settings, stand_in=reply_of)
+    return await judge_question(ref, item.hypothesis, judges, stand_in=reply_of)
 
 
 def collect_scores(
     items: Sequence[JudgeItem],
     jobs: Sequence[BatchJob],
-    settings: Settings,
+    judges: JudgePanel,
     run_dir: Path,
     make_api: ApiFactory = batch_api,
 ) -> dict[str, list[ScoreRow]]:
     """Every item's score rows, by question id, once the jobs have ended; what a job did not
     answer is judged call by call, and each job's record says which items were which."""
-    calls = plan_calls(items, settings)
-    specs = _specs_by_provider(settings)
+    calls = plan_calls(items, judges)
+    specs = _specs_by_provider(judges)
     results: dict[str, tuple[ItemResult, BatchApi]] = {}
     for job in jobs:
-        api = make_api(specs[job.provider], settings)
+        api = make_api(specs[job.provider], judges.settings)
         results |= {c: (r, api) for c, r in api.results(job.job_id).items()}
     replies = _replies(results, calls)
 
     async def every_item() -> list[list[ScoreRow]]:
-        return await asyncio.gather(*(_judge_item(i, settings, replies) for i in items))
+        return await asyncio.gather(*(_judge_item(i, judges, replies) for i in items))
 
     rows = asyncio.run(every_item())
     for job in jobs:
@@ -276,12 +285,12 @@ def _has(replies: Mapping[tuple[str, str, int], BatchReply], job: BatchJob, cust
 
 def judge_in_batch(
     items: Sequence[JudgeItem],
-    settings: Settings,
+    judges: JudgePanel,
     run_dir: Path,
     make_api: ApiFactory = batch_api,
     sleep: Callable[[float], object] = time.sleep,
 ) -> dict[str, list[ScoreRow]]:
     """Submit (or find), wait for and read the run's judge jobs, in this process."""
-    jobs = start_jobs(items, settings, run_dir, make_api)
-    wait_for_jobs(jobs, settings, run_dir, make_api, sleep)
-    return collect_scores(items, jobs, settings, run_dir, make_api)
+    jobs = start_jobs(items, judges, run_dir, make_api)
+    wait_for_jobs(jobs, judges, run_dir, make_api, sleep)
+    return collect_scores(items, jobs, judges, run_dir, make_api)

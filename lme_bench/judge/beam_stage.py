@@ -226,10 +226,14 @@ def beam_row(
 
 
 async def judge_beam_question(
-    ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings
+    ref: QuestionRef,
+    hypothesis: HypothesisRow,
+    settings: Settings,
+    judges: Sequence[NamedBeamJudge] | None = None,
 ) -> list[ScoreRow]:
-    """A row per LLM judge and repeat; none without an LLM judge (no official score)."""
-    judges = beam_judges(settings)
+    """A row per LLM judge and repeat; none without an LLM judge (no official score).
+    `judges`: the run's, built once (else built here)."""
+    judges = beam_judges(settings) if judges is None else judges
     if not judges or hypothesis.hypothesis is None:
         return []
     gold = stored_beam_gold(ref.shard)
@@ -243,12 +247,19 @@ async def judge_beam_question(
 
 class RubricJudge:
     """BEAM's own judge (the benchmark's `own_judge` hook, lme_bench.benchmarks.scoring_hooks):
-    rubric scores, no yes/no verdict."""
+    rubric scores, no yes/no verdict. `for_run` gives it the run's judges, built once."""
+
+    def __init__(self, judges: Sequence[NamedBeamJudge] | None = None) -> None:
+        self.judges = judges
+
+    def for_run(self, settings: Settings) -> RubricJudge:
+        """The judge with the run's BEAM judges built (the judge stage asks once per run)."""
+        return RubricJudge(tuple(beam_judges(settings)))
 
     async def score(
         self, ref: QuestionRef, hypothesis: HypothesisRow, settings: Settings
     ) -> list[ScoreRow]:
-        return await judge_beam_question(ref, hypothesis, settings)
+        return await judge_beam_question(ref, hypothesis, settings, self.judges)
 
     def check(self, settings: Settings) -> None:
         check_beam_judging(settings)

@@ -50,7 +50,15 @@ def prompted_input(
     benchmark: str, question: JudgedQuestion, prompts: PromptSet, settings: Settings
 ) -> PromptedInput | None:
     """What the judges are given for `question` of `benchmark`; None: no LLM verdict."""
-    given = benchmark_scoring(benchmark, settings).judge_input(question)
+    return with_judge_input(prompts, benchmark_scoring(benchmark, settings), question)
+
+
+def with_judge_input(
+    prompts: PromptSet, scoring: BenchmarkScoring, question: JudgedQuestion
+) -> PromptedInput | None:
+    """What the judges are given for `question`, as its benchmark's `scoring` says; None: no
+    LLM verdict."""
+    given = scoring.judge_input(question)
     return with_prompt(prompts, given) if given is not None else None
 
 

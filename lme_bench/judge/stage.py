@@ -8,63 +8,39 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lme_bench.common.limits import provider_limiter
-from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.judge.family_requests import judge_request
-from lme_bench.judge.judge_input import benchmark_scoring, prompted_input
-from lme_bench.judge.prompts import JudgePrompt, judge_prompts
+from lme_bench.judge.judge_input import with_judge_input
+from lme_bench.judge.panel import JudgePanel
+from lme_bench.judge.prompts import JudgePrompt
 from lme_bench.judge.rule_scorer import rule_row
 from lme_bench.judge.runner import LlmJudge, fallback_row
-from lme_bench.providers.calls import ChatCall
-from lme_bench.providers.factory import ModelSpec, parse_model, retry_policy
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
-
-
-def judge_model(spec: ModelSpec, settings: Settings) -> ChatCall:
-    """The judge's call, sending the official request body where the model takes it, else the
-    nearest body its family accepts (lme_bench.judge.request_shapes); its `request_shape`
-    says which."""
-    return judge_request(spec, settings)
-
-
-def judges(settings: Settings) -> list[LlmJudge]:
-    """The LLM judges a run uses: [models] judge and [judge] second_model."""
-    prompts = judge_prompts(settings.judge)
-    found = []
-    for role, text in (("judge", settings.models.judge), ("judge", settings.judge.second_model)):
-        if text:
-            spec = parse_model(role, text, settings)
-            policy = retry_policy(spec, settings.models)
-            limiter = provider_limiter(settings, spec.provider)
-            found.append(
-                LlmJudge(spec.label, judge_model(spec, settings), prompts, policy, limiter)
-            )
-    return found
 
 
 async def judge_question(
     ref: QuestionRef,
     hypothesis: HypothesisRow,
-    settings: Settings,
+    judges: JudgePanel,
     stand_in: Callable[[LlmJudge, int], LlmJudge] | None = None,
 ) -> list[ScoreRow]:
-    """Score rows (attribution left to the report, which sees every stage). `stand_in` may
-    swap a judge for one whose model is another (a batch job's reply), per repeat."""
+    """Score rows (attribution left to the report, which sees every stage), by the run's
+    judges (built once per run: lme_bench.judge.panel). `stand_in` may swap a judge for one
+    whose model is another (a batch job's reply), per repeat."""
     if hypothesis.status != "ok" or hypothesis.hypothesis is None:
         return []
-    scoring = benchmark_scoring(ref.benchmark, settings)
+    scoring = judges.scoring(ref.benchmark)
     if scoring.own_judge is not None:  # the benchmark's own scorer (BEAM's rubric judge)
-        rows: list[ScoreRow] = await scoring.own_judge.score(ref, hypothesis, settings)
+        own = judges.own_judge(ref.benchmark, scoring.own_judge)
+        rows: list[ScoreRow] = await own.score(ref, hypothesis, judges.settings)
         return rows
     instance = ref.load()
     if scoring.score_answer is not None:  # the benchmark's own rule: no model called
         return [rule_row(ref, scoring.score_answer, instance, hypothesis.hypothesis)]
-    given = prompted_input(ref.benchmark, instance, judge_prompts(settings.judge), settings)
+    given = with_judge_input(judges.prompts, scoring, instance)
     if given is None:  # the benchmark asks no LLM verdict of this question
         return []
     verdict = ToJudge(instance.question, given.answer, hypothesis.hypothesis, given.prompt)
-    return await _judge_rows(ref, verdict, settings, stand_in, abstains=given.abstains)
+    return await _judge_rows(ref, verdict, judges, stand_in, abstains=given.abstains)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +58,7 @@ class ToJudge:
 async def _judge_rows(
     ref: QuestionRef,
     given: ToJudge,
-    settings: Settings,
+    judges: JudgePanel,
     stand_in: Callable[[LlmJudge, int], LlmJudge] | None,
     abstains: bool | None = None,
 ) -> list[ScoreRow]:
@@ -94,8 +70,8 @@ async def _judge_rows(
         "is_abstention": ref.is_abstention,
     }
     rows = []
-    for judge in judges(settings):
-        for repeat in range(settings.judge.repeats):
+    for judge in judges.llm:
+        for repeat in range(judges.repeats):
             used = stand_in(judge, repeat) if stand_in is not None else judge
             rows.append(
                 await used.judge(
@@ -107,7 +83,7 @@ async def _judge_rows(
                     prompt=given.prompt,
                 )
             )
-    if settings.judge.fallback or not rows:
+    if judges.fallback or not rows:
         rows.append(
             fallback_row(
                 **common, answer=given.answer, hypothesis=given.hypothesis, abstains=abstains

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from lme_bench.config.settings import Settings
 from lme_bench.judge import batch_stage as judge_batch
+from lme_bench.judge.panel import judge_model_specs
 from lme_bench.qa import batch_stage as answer_batch
 from lme_bench.results.batch_jobs import BatchJob, read_jobs, refresh_job
 
@@ -15,11 +16,12 @@ from lme_bench.results.batch_jobs import BatchJob, read_jobs, refresh_job
 def refresh(jobs: Sequence[BatchJob], settings: Settings, run_dir: Path) -> bool:
     """Look once at every job still running; whether all have ended."""
     ended = True
+    judge_specs = judge_model_specs(settings)
     for job in jobs:
         if job.state != "running":
             continue
         if job.stage == judge_batch.STAGE:
-            ended &= judge_batch.refresh_jobs([job], settings, run_dir)
+            ended &= judge_batch.refresh_by_specs([job], judge_specs, settings, run_dir)
         elif job.stage == answer_batch.STAGE:
             api = answer_batch.openai_batch_api(answer_batch.reader_spec(settings), settings)
             ended &= refresh_job(run_dir, job, api)

@@ -1,7 +1,8 @@
 """The benchmark's steps as plain functions; Prefect tasks in tasks/ call exactly these.
 
-plan_run -> prepare_questions -> per question: ingest_question -> evaluate_question /
-answer_question -> judge_question; then lme_bench.run.finish.write_run
+plan_run -> prepare_questions -> judge_panel (the run's judges, once) -> per question:
+ingest_question -> evaluate_question / answer_question -> judge_question; then
+lme_bench.run.finish.write_run
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.question import locate_memories as locate_memories
 from lme_bench.judge.batch_stage import judge_specs
 from lme_bench.judge.calibration.profile import check_profile
+from lme_bench.judge.panel import JudgePanel as JudgePanel
+from lme_bench.judge.panel import judge_panel as judge_panel
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.stage import judge_question as judge_question
 from lme_bench.providers.factory import check_models

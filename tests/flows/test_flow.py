@@ -216,3 +216,27 @@ def test_task_tags_by_stage_and_question_type_when_asked(harness: None, tmp_path
     latest = max(runs, key=lambda r: r.expected_start_time or r.created)
     question_type = latest.name.rsplit("(", 1)[1].rstrip(")")
     assert set(latest.tags) == {"retrieval", f"type:{question_type}"}
+
+
+def test_the_judges_are_built_once_per_run_not_per_question(
+    harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lme_bench.judge.runner import LlmJudge
+
+    built: list[str] = []
+    original = LlmJudge.__init__
+
+    def counting(self: LlmJudge, *args: Any, **kwargs: Any) -> None:
+        built.append(str(args[0] if args else kwargs.get("name")))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(LlmJudge, "__init__", counting)
+    monkeypatch.setenv("LME_JUDGE__SECOND_MODEL", "fake:yes")
+    request = RunRequest(
+        config="configs/full-fake.toml", results_dir=str(tmp_path), run_id="once", limit=4
+    )
+    result = benchmark(request)
+    judged = result["summary"]["qa"]["judges"]
+    assert judged["fake:match-judge"]["overall"]["n"] == 4  # four questions judged ...
+    assert judged["fake:yes"]["overall"]["n"] == 4
+    assert sorted(built) == ["fake:match-judge", "fake:yes"]  # ... by judges built once

@@ -23,6 +23,7 @@ from lme_bench.backends.builtin_params import memory_path
 from lme_bench.backends.registry import open_system
 from lme_bench.benchmarks.beam.models import ABILITIES
 from lme_bench.config.settings import load_settings
+from lme_bench.judge.panel import judge_panel
 from lme_bench.run.steps import (
     answer_question,
     evaluate_question,
@@ -107,7 +108,7 @@ def test_no_beam_gold_reaches_the_memory(tmp_path: Path, monkeypatch: pytest.Mon
     judge = settings.judge.model_copy(update={"beam_repo": checkout})
     judged = settings.model_copy(update={"models": models, "judge": judge})
     for ref, row in zip(refs, answered, strict=True):  # the gold reaches the judge only
-        (score,) = asyncio.run(judge_question(ref, row, judged))
+        (score,) = asyncio.run(judge_question(ref, row, judge_panel(judged)))
         assert score.status == "ok" and score.score is not None
     assert len(handed) == before_judging  # judging never calls the memory system
 

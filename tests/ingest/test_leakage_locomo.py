@@ -21,6 +21,7 @@ import lme_bench.retrieval.stage as retrieval_stage
 from lme_bench.backends.builtin_params import memory_path
 from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import load_settings
+from lme_bench.judge.panel import judge_panel
 from lme_bench.run.steps import (
     answer_question,
     evaluate_question,
@@ -102,7 +103,7 @@ def test_no_locomo_gold_reaches_the_memory(tmp_path: Path, monkeypatch: pytest.M
         update={"models": settings.models.model_copy(update={"judge": "fake:match-judge"})}
     )
     for ref, row in zip(refs, answered, strict=True):  # the gold reaches the judge only
-        assert asyncio.run(judge_question(ref, row, judged))
+        assert asyncio.run(judge_question(ref, row, judge_panel(judged)))
     assert len(handed) == before_judging  # judging never calls the memory system
 
     db = sqlite3.connect(memory_path(settings))

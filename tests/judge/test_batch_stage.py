@@ -23,6 +23,7 @@ from lme_bench.judge.batch_stage import (
     refresh_jobs,
     start_jobs,
 )
+from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.stage import judge_question
 from lme_bench.providers.batch.openai_batch import OpenAIBatchApi
 from lme_bench.providers.batch.protocol import BatchRequest
@@ -61,7 +62,8 @@ def _hypothesis(ref: QuestionRef, n: int) -> Any:
 
 def _call_by_call(items: list[JudgeItem], settings: Settings) -> dict[str, list[ScoreRow]]:
     return {
-        i.ref.question_id: asyncio.run(judge_question(i.ref, i.hypothesis, settings)) for i in items
+        i.ref.question_id: asyncio.run(judge_question(i.ref, i.hypothesis, judge_panel(settings)))
+        for i in items
     }
 
 
@@ -76,7 +78,9 @@ def test_rows_equal_the_call_by_call_rows(tmp_path: Path) -> None:
     with serve_batches() as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings)
-        batched = judge_in_batch(items, settings, tmp_path / "run", sleep=lambda s: None)
+        batched = judge_in_batch(
+            items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
+        )
         assert not fake.chat_requests  # every verdict came from the job
         live = _call_by_call(items, settings)
         assert len(fake.chat_requests) == 12  # 6 questions x 2 repeats
@@ -106,11 +110,11 @@ def test_statuses_progress_over_polls_on_kept_alive_connections(tmp_path: Path) 
     with serve_batches() as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings, limit=2)
-        jobs = start_jobs(items, settings, tmp_path / "run")
+        jobs = start_jobs(items, judge_panel(settings), tmp_path / "run")
         seen = []
-        while not refresh_jobs(jobs, settings, tmp_path / "run"):
+        while not refresh_jobs(jobs, judge_panel(settings), tmp_path / "run"):
             seen.append(read_jobs(tmp_path / "run")[0].provider_status)
-        collect_scores(items, jobs, settings, tmp_path / "run")
+        collect_scores(items, jobs, judge_panel(settings), tmp_path / "run")
         requests = list(fake.requests)
         connections = fake.connections
     assert seen == ["in_progress", "finalizing"]
@@ -123,7 +127,9 @@ def test_failed_and_expired_items_are_judged_call_by_call(tmp_path: Path) -> Non
     with serve_batches(FakeBatchApi(failing={1, 4}, expire_after=9)) as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings)
-        batched = judge_in_batch(items, settings, tmp_path / "run", sleep=lambda s: None)
+        batched = judge_in_batch(
+            items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
+        )
         redone = len(fake.chat_requests)
         live = _call_by_call(items, settings)
     assert redone == 2 + 3  # two failed, three left when the window closed
@@ -137,7 +143,9 @@ def test_a_failed_job_is_judged_call_by_call(tmp_path: Path) -> None:
     with serve_batches(FakeBatchApi(reject=True)) as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings, limit=2)
-        batched = judge_in_batch(items, settings, tmp_path / "run", sleep=lambda s: None)
+        batched = judge_in_batch(
+            items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
+        )
         redone = len(fake.chat_requests)
         live = _call_by_call(items, settings)
     assert redone == 4
@@ -150,16 +158,16 @@ def test_a_restarted_stage_waits_for_the_job_it_submitted(tmp_path: Path) -> Non
     with serve_batches() as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings, limit=3)
-        first = start_jobs(items, settings, tmp_path / "run")
-        refresh_jobs(first, settings, tmp_path / "run")  # then the process is gone
-        again = start_jobs(items, settings, tmp_path / "run")
+        first = start_jobs(items, judge_panel(settings), tmp_path / "run")
+        refresh_jobs(first, judge_panel(settings), tmp_path / "run")  # then the process is gone
+        again = start_jobs(items, judge_panel(settings), tmp_path / "run")
         assert [j.job_id for j in again] == [j.job_id for j in first]
         assert again[0].provider_status == "in_progress"  # read back from the run folder
-        judge_in_batch(items, settings, tmp_path / "run", sleep=lambda s: None)
+        judge_in_batch(items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None)
         assert len(fake.batches) == 1 and not fake.chat_requests
         # other answers are other requests: a job of their own
         other = [replace(i, hypothesis=replace(i.hypothesis, hypothesis="blue")) for i in items]
-        start_jobs(other, settings, tmp_path / "run")
+        start_jobs(other, judge_panel(settings), tmp_path / "run")
         assert len(fake.batches) == 2
     assert len(read_jobs(tmp_path / "run")) == 2
 
@@ -168,7 +176,7 @@ def test_custom_ids_name_no_question_or_label(tmp_path: Path) -> None:
     with serve_batches() as (base_url, _):
         settings = _settings(tmp_path, base_url)
         items = _items(settings)
-    calls = plan_calls(items, settings)
+    calls = plan_calls(items, judge_panel(settings))
     assert len({c.custom_id for c in calls}) == len(calls) == 12
     for call in calls:
         for item in items:

@@ -13,6 +13,7 @@ import pytest
 
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.judge.batch_stage import JudgeItem, judge_in_batch
+from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.stage import judge_question
 from lme_bench.providers.batch.anthropic_batch import AnthropicBatchApi, parse_results
 from lme_bench.providers.batch.protocol import BatchRequest
@@ -50,7 +51,8 @@ def _comparable(rows: dict[str, list[ScoreRow]]) -> dict[str, list[dict[str, Any
 
 def _call_by_call(items: list[JudgeItem], settings: Settings) -> dict[str, list[ScoreRow]]:
     return {
-        i.ref.question_id: asyncio.run(judge_question(i.ref, i.hypothesis, settings)) for i in items
+        i.ref.question_id: asyncio.run(judge_question(i.ref, i.hypothesis, judge_panel(settings)))
+        for i in items
     }
 
 
@@ -71,7 +73,9 @@ def test_rows_equal_the_call_by_call_rows(
     with serve_anthropic_batches(fake) as (base_url, served):
         settings = _settings(tmp_path, base_url, monkeypatch)
         items = _items(settings)
-        batched = judge_in_batch(items, settings, tmp_path / "run", sleep=lambda s: None)
+        batched = judge_in_batch(
+            items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
+        )
         assert len(served.message_requests) == redone
         connections = served.connections
         (batch,) = served.batches.values()

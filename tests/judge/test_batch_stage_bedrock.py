@@ -16,6 +16,7 @@ import pytest
 
 from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.judge.batch_stage import JudgeItem, judge_in_batch
+from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.stage import judge_question
 from lme_bench.providers.batch.bedrock_batch import BedrockBatchApi
 from lme_bench.results.batch_jobs import read_jobs
@@ -53,7 +54,8 @@ def _comparable(rows: dict[str, list[ScoreRow]]) -> dict[str, list[dict[str, Any
 
 def _call_by_call(items: list[JudgeItem], settings: Settings) -> dict[str, list[ScoreRow]]:
     return {
-        i.ref.question_id: asyncio.run(judge_question(i.ref, i.hypothesis, settings)) for i in items
+        i.ref.question_id: asyncio.run(judge_question(i.ref, i.hypothesis, judge_panel(settings)))
+        for i in items
     }
 
 
@@ -62,7 +64,9 @@ def test_rows_equal_the_converse_rows(tmp_path: Path, monkeypatch: pytest.Monkey
     with serve_bedrock_batches(FakeBedrockBatches(failing={3})) as (url, fake):
         settings = _settings(tmp_path, url, monkeypatch)
         items = _items(settings)
-        batched = judge_in_batch(items, settings, tmp_path / "run", sleep=lambda s: None)
+        batched = judge_in_batch(
+            items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
+        )
         redone = list(fake.converse_requests)
         (created,) = fake.created
         records = [
@@ -99,7 +103,9 @@ def test_too_few_requests_for_a_job_are_judged_call_by_call(
 ) -> None:
     with serve_bedrock_batches() as (url, fake):
         settings = _settings(tmp_path, url, monkeypatch)
-        batched = judge_in_batch(_items(settings), settings, tmp_path / "run", sleep=lambda s: 0)
+        batched = judge_in_batch(
+            _items(settings), judge_panel(settings), tmp_path / "run", sleep=lambda s: 0
+        )
         assert not fake.created and len(fake.converse_requests) == 6
     assert all(r.status == "ok" for rows in batched.values() for r in rows)
     assert read_jobs(tmp_path / "run") == []

@@ -13,6 +13,7 @@ from lme_bench.benchmarks.split import splitter_for
 from lme_bench.config.settings import load_settings
 from lme_bench.dataset.shards import prepare_dataset
 from lme_bench.judge.beam_stage import BEAM_JUDGE_MAX_TOKENS
+from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.stage import judge_question
 from lme_bench.results.qa_tables import HypothesisRow
 from tests.benchmarks.beam.samples import write_chat, write_checkout, write_questions
@@ -60,7 +61,7 @@ def test_beam_questions_are_judged_over_the_messages_api(
                         5,
                         0,
                     ),
-                    settings,
+                    judge_panel(settings),
                 )
             )
             for r in asked

@@ -18,6 +18,7 @@ from lme_bench.benchmarks.split import splitter_for
 from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
 from lme_bench.judge.beam_prompts import load_beam_prompts
+from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.stage import judge_question
 from lme_bench.providers.fake_policies import rubric_judge
 from lme_bench.results.qa_tables import SCORES_SCHEMA, HypothesisRow, ScoreRow
@@ -54,7 +55,9 @@ def test_each_judge_and_repeat_gives_a_rubric_score_and_no_label(tmp_path: Path)
     checkout = write_checkout(tmp_path)
     settings = _settings(tmp_path, chats, **{"judge.beam_repo": str(checkout), "judge.repeats": 2})
     ref = next(r for r in refs if r.question_type == "information_extraction")
-    rows = asyncio.run(judge_question(ref, _answer(ref, "Basil, it grows fast"), settings))
+    rows = asyncio.run(
+        judge_question(ref, _answer(ref, "Basil, it grows fast"), judge_panel(settings))
+    )
     assert [(r.judge, r.repeat) for r in rows] == [
         ("fake:rubric-judge", 0),
         ("fake:rubric-judge", 1),
@@ -85,7 +88,10 @@ def rubric_judge_reply(prompt: str) -> str:
 def test_no_llm_judge_gives_no_beam_score(tmp_path: Path) -> None:
     chats, refs = _beam(tmp_path)
     settings = _settings(tmp_path, chats, **{"models.judge": "none"})
-    assert asyncio.run(judge_question(refs[0], _answer(refs[0], "anything"), settings)) == []
+    assert (
+        asyncio.run(judge_question(refs[0], _answer(refs[0], "anything"), judge_panel(settings)))
+        == []
+    )
 
 
 def test_a_beam_run_with_an_llm_judge_and_no_checkout_stops_at_plan_time(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
 from lme_bench.judge.batch_stage import JudgeItem, judge_in_batch
 from lme_bench.judge.locomo_stage import NO_ANSWER_EXPLANATION, locomo_input
+from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.prompts import bundled_prompts_dir, load_prompt_set
 from lme_bench.judge.stage import judge_question
 from lme_bench.qa.stage import unanswered_row
@@ -60,7 +61,9 @@ def _answered(ref: QuestionRef, settings: Settings, text: str = RESPONSE) -> Hyp
 
 
 def _judge_all(refs: list[QuestionRef], settings: Settings) -> list[list[ScoreRow]]:
-    return [asyncio.run(judge_question(r, _answered(r, settings), settings)) for r in refs]
+    return [
+        asyncio.run(judge_question(r, _answered(r, settings), judge_panel(settings))) for r in refs
+    ]
 
 
 def _filled(template: str, question: str, answer: str) -> str:
@@ -139,7 +142,9 @@ def test_the_fallback_grades_an_adversarial_answer_by_its_abstention(tmp_path: P
     no_llm = {"run.results_dir": str(tmp_path), "models.judge": "", "judge.fallback": True}
     settings = load_settings(None, **no_llm)
     said = {
-        text: asyncio.run(judge_question(ref, _answered(ref, settings, text), settings))
+        text: asyncio.run(
+            judge_question(ref, _answered(ref, settings, text), judge_panel(settings))
+        )
         for text in ("That is not mentioned anywhere.", "His dog is called Pip.")
     }
     labels = {text: [(r.judge_kind, r.label) for r in rows] for text, rows in said.items()}
@@ -160,10 +165,12 @@ def test_batch_judging_gives_the_call_by_call_rows(tmp_path: Path) -> None:
         )
         settings = load_settings(config, **{"run.results_dir": str(tmp_path / "results")})
         items = [JudgeItem(r, _answered(r, settings)) for r in refs]
-        batched = judge_in_batch(items, settings, tmp_path / "run", sleep=lambda s: None)
+        batched = judge_in_batch(
+            items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
+        )
         assert not fake.chat_requests  # every verdict came from the job
         live = {
-            r.question_id: asyncio.run(judge_question(r, i.hypothesis, settings))
+            r.question_id: asyncio.run(judge_question(r, i.hypothesis, judge_panel(settings)))
             for r, i in zip(refs, items, strict=True)
         }
         sent = [json.loads(line)["body"] for line in fake.files["file-1"][2].splitlines()]

@@ -13,6 +13,7 @@ from lme_bench.benchmarks.split import splitter_for
 from lme_bench.config.settings import load_settings
 from lme_bench.dataset.shards import prepare_dataset
 from lme_bench.judge.locomo_stage import NO_ANSWER_EXPLANATION
+from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.prompts import bundled_prompts_dir
 from lme_bench.judge.stage import judge_question
 from lme_bench.qa.stage import unanswered_row
@@ -69,7 +70,9 @@ def test_plugin_questions_get_the_generic_and_abstention_prompts(tmp_path: Path)
         rows = [
             asyncio.run(
                 judge_question(
-                    r, replace(unanswered_row(r, settings), hypothesis=RESPONSE), settings
+                    r,
+                    replace(unanswered_row(r, settings), hypothesis=RESPONSE),
+                    judge_panel(settings),
                 )
             )
             for r in refs

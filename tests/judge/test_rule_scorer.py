@@ -11,6 +11,7 @@ from pathlib import Path
 from lme_bench.benchmarks.split import splitter_for
 from lme_bench.config.settings import load_settings
 from lme_bench.dataset.shards import prepare_dataset
+from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.stage import judge_question
 from lme_bench.qa.stage import unanswered_row
 from lme_bench.run.cache_keys import stage_key
@@ -40,7 +41,7 @@ def test_the_rule_scores_each_answer_and_no_model_is_called(tmp_path: Path) -> N
             judge_question(
                 r,
                 replace(unanswered_row(r, settings), hypothesis=responses[r.question_id]),
-                settings,
+                judge_panel(settings),
             )
         )
         for r in refs

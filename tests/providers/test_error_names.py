@@ -96,7 +96,7 @@ def test_the_judge_stages_own_requests_name_the_judge(
     """The judge stage calls the official request (openai SDK) or Anthropic's Messages API
     without LangChain: their errors name the judge, its model and its endpoint too."""
     from lme_bench.judge.beam_stage import _beam_model
-    from lme_bench.judge.stage import judge_model
+    from lme_bench.judge.family_requests import judge_request
     from lme_bench.providers.factory import parse_model
 
     monkeypatch.setenv("K", SECRET)
@@ -108,7 +108,7 @@ def test_the_judge_stages_own_requests_name_the_judge(
         }
     )
     spec = parse_model("judge", "far:judge-model", settings)
-    calls = [judge_model(spec, settings)]
+    calls = [judge_request(spec, settings)]
     if kind == "anthropic":  # BEAM's rubric judge takes its own call
         calls.append(_beam_model(spec, settings, settings.models))
     for call in calls:

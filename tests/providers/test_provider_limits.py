@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 
 from lme_bench.common.limits import InProcessLimiter, provider_limiter
 from lme_bench.config.settings import ConfigError, Settings, load_settings
-from lme_bench.judge.stage import judges
+from lme_bench.judge.panel import judge_panel
 from lme_bench.providers.calls import CountedModel
 from lme_bench.providers.factory import model_for
 from lme_bench.providers.fake import ScriptedChatModel
@@ -127,7 +127,7 @@ def test_unlimited_provider_runs_all_six_at_once(tmp_path: Path) -> None:
 
 def test_judge_stage_calls_stay_within_the_limit(tmp_path: Path) -> None:
     settings = _load(tmp_path, SLOW.format(latency=0.05))
-    (judge,) = judges(settings)
+    (judge,) = judge_panel(settings).llm
     assert judge.limiter is provider_limiter(settings, "slow")
 
     async def call() -> None:

@@ -18,6 +18,7 @@ import pytest
 from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.judge.calibration.calibrate import calibrate
+from lme_bench.judge.panel import judge_panel
 from lme_bench.report.labels import percent
 from lme_bench.report.run_report import RunReport, headline
 from lme_bench.report.ui_markdown import report_markdown
@@ -76,7 +77,7 @@ def _run(settings: Settings, limit: int) -> RunReport:
     results.scores = [
         s
         for r, h in zip(refs, results.hypotheses, strict=True)
-        for s in asyncio.run(judge_question(r, h, settings))
+        for s in asyncio.run(judge_question(r, h, judge_panel(settings)))
     ]
     return write_run(plan, settings, prepared, refs, results, datetime.now(UTC))
 

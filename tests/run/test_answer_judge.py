@@ -16,6 +16,7 @@ import pytest
 
 from lme_bench.config.settings import ProviderSettings, Settings, load_settings
 from lme_bench.dataset.loader import iter_questions
+from lme_bench.judge.panel import judge_panel
 from lme_bench.run.finish import RunResults, write_run
 from lme_bench.run.steps import (
     answer_question,
@@ -47,7 +48,7 @@ def _run(settings: Settings, limit: int) -> tuple[Path, dict[str, Any]]:
     results.scores = [
         s
         for r, h in zip(refs, results.hypotheses, strict=True)
-        for s in asyncio.run(judge_question(r, h, settings))
+        for s in asyncio.run(judge_question(r, h, judge_panel(settings)))
     ]
     report = write_run(plan, settings, prepared, refs, results, datetime.now(UTC))
     return plan.run_dir, report.summary

@@ -10,6 +10,7 @@ import pytest
 from lme_bench_flows.command import main
 
 from lme_bench.config.settings import load_settings
+from lme_bench.judge.panel import judge_panel
 from lme_bench.run.estimate import calls_models, estimate_run
 from lme_bench.run.steps import (
     answer_question,
@@ -53,7 +54,7 @@ def test_answer_and_judge_calls_match_and_no_key_is_needed(
     scores = [
         s
         for r, h in zip(refs, hypotheses, strict=True)
-        for s in asyncio.run(judge_question(r, h, settings))
+        for s in asyncio.run(judge_question(r, h, judge_panel(settings)))
     ]
     assert answer.calls == sum(h.llm_calls for h in hypotheses) == 6  # refine + reader
     assert judge.calls == sum(s.llm_calls for s in scores if s.judge_kind == "llm") == 6
@@ -133,7 +134,7 @@ def test_locomo_questions_count_their_judge_calls(tmp_path: Path) -> None:
     scores = [
         s
         for r, h in zip(refs, said, strict=True)
-        for s in asyncio.run(judge_question(r, h, settings))
+        for s in asyncio.run(judge_question(r, h, judge_panel(settings)))
     ]
     assert {r.benchmark for r in refs} == {"locomo"} and answer.calls == 5
     assert judge.calls == sum(s.llm_calls for s in scores if s.judge_kind == "llm") == 10

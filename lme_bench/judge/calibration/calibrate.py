@@ -30,10 +30,10 @@ from lme_bench.judge.calibration.reference import (
     Reference,
     read_reference,
 )
+from lme_bench.judge.family_requests import judge_request
 from lme_bench.judge.official_request import MAX_TOKENS, OfficialJudgeRequest, official_body
 from lme_bench.judge.prompts import PromptSet, judge_prompts
 from lme_bench.judge.runner import LlmJudge
-from lme_bench.judge.stage import judge_model
 from lme_bench.providers.calls import ChatCall
 from lme_bench.providers.errors import ProviderConfigError
 from lme_bench.providers.factory import ModelSpec, parse_model, problems
@@ -118,7 +118,7 @@ def candidate_judge(text: str, settings: Settings) -> tuple[LlmJudge, ModelSpec]
         raise ProviderConfigError(f"--judge {text}: " + "; ".join(found))
     judge = LlmJudge(
         spec.label,
-        judge_model(spec, settings),
+        judge_request(spec, settings),
         judge_prompts(settings.judge),
         policy_for(spec, settings.models),
         provider_limiter(settings, spec.provider),
