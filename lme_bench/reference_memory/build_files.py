@@ -9,11 +9,11 @@ older row, and the rows keep their order). Plain SQLite throughout: no storage, 
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from pathlib import Path
 
 from lme_bench.common.sqlite_writes import immediate, write_lock
+from lme_bench.reference_memory.hybrid import sha256
 from lme_bench.reference_memory.store import SCHEMA_VERSION, EmbeddedStore
 
 _ENTRY_COLUMNS = "entry_id, memory_id, raw_entry, summary, tags, creation_time, content_key"
@@ -23,10 +23,6 @@ _CONTEXT_COLUMNS = "memory_id, content, created_at"
 class BuildFileError(ValueError):
     """A memory cannot be exported (not in the store) or a build file is not one memory of the
     embedded store's schema."""
-
-
-def _sha256(text: str) -> str:  # the embeddings table's key (hybrid.sha256)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def holds_memory(store: Path, memory_id: str) -> bool:
@@ -50,7 +46,7 @@ def export_memory(store: Path, memory_id: str, target: Path) -> int:
     target.unlink(missing_ok=True)
     db = sqlite3.connect(target, isolation_level=None)
     try:
-        db.create_function("sha256_hex", 1, _sha256, deterministic=True)
+        db.create_function("sha256_hex", 1, sha256, deterministic=True)
         db.execute("ATTACH DATABASE ? AS src", (str(store),))
         row = db.execute(
             "SELECT vault_id FROM src.memories WHERE memory_id = ?", (memory_id,)

@@ -22,6 +22,7 @@ from pathlib import Path
 from lme_bench.backends.builtin_params import embedded_params, memory_path
 from lme_bench.config.settings import Settings
 from lme_bench.config.storage_urls import redacted
+from lme_bench.dataset.download import file_sha256
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.reference_memory.build_files import (
     BuildFileError,
@@ -50,14 +51,6 @@ def build_store(settings: Settings) -> RunStore | None:
     return RunStore(root) if root else None
 
 
-def _file_sha256(path: Path) -> str:
-    hasher = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            hasher.update(block)
-    return hasher.hexdigest()
-
-
 def save_build(outcome: IngestOutcome, settings: Settings) -> IngestOutcome:
     """The outcome with its build saved to the build store (its object's name and sha256), or
     as it is when there is no build store."""
@@ -67,7 +60,7 @@ def save_build(outcome: IngestOutcome, settings: Settings) -> IngestOutcome:
     with tempfile.TemporaryDirectory(prefix="lme-build-") as folder:
         file = Path(folder) / "build.sqlite"
         export_memory(memory_path(settings), outcome.memory_id, file)
-        sha256 = _file_sha256(file)
+        sha256 = file_sha256(file)
         name = f"{outcome.memory_id}/{sha256}.sqlite"
         if not store.exists(name):
             store.put_file(name, file)
