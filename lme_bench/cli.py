@@ -716,10 +716,11 @@ def main(argv: list[str] | None = None, flows: FlowLoader = _no_flow) -> int:
             return _estimate(args)
         if args.command == "judge":
             return _judge_calibrate(args)
-        if args.command in ("bundle", "verify"):
-            from lme_bench.publish.commands import bundle_command, verify_command
+        if args.command in ("bundle", "verify", "leaderboard"):
+            from lme_bench.publish import commands as publish
 
-            return (bundle_command if args.command == "bundle" else verify_command)(args)
+            chosen = {"bundle": publish.bundle_command, "verify": publish.verify_command}
+            return chosen.get(args.command, publish.leaderboard_command)(args)
         return _generate(args)
     except (ConfigError, DatasetError, CompareError, RerunError) as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)

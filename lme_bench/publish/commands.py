@@ -1,4 +1,5 @@
-"""The `bundle` and `verify` commands: arguments in, one line per outcome out."""
+"""The `bundle`, `verify` and `leaderboard` commands: arguments in, one line per outcome
+out."""
 
 from __future__ import annotations
 
@@ -36,6 +37,18 @@ def add_parsers(commands: Any) -> None:
     verify.add_argument("--dataset", type=Path, help="the dataset file: its sha256 is checked")
     verify.add_argument("--official-repo", type=Path, metavar="PATH", help="a LongMemEval checkout")
     verify.add_argument("--require-signature", action="store_true", help="an unsigned bundle fails")
+    board = commands.add_parser(
+        "leaderboard",
+        help="a static site of a folder of bundles: a table per benchmark, dataset and judge,"
+        " every bundle verified, its report beside the page",
+    )
+    board.add_argument("bundles", type=Path, metavar="BUNDLES_DIR", help="a folder of *.tar.gz")
+    board.add_argument("--out", type=Path, required=True, metavar="SITE_DIR", help="the site")
+    board.add_argument(
+        "--require-verified",
+        action="store_true",
+        help="exit 1 when a bundle is not verified or not readable (the site is written still)",
+    )
 
 
 def _error(message: str) -> int:
@@ -91,3 +104,24 @@ def verify_command(args: argparse.Namespace) -> int:
         print(f"FAILED: {line}", file=sys.stderr)
     print("verified" if verdict.ok else f"not verified: {len(verdict.problems)} problem(s)")
     return 0 if verdict.ok else EXIT_FAILED
+
+
+def leaderboard_command(args: argparse.Namespace) -> int:
+    from lme_bench.publish.leaderboard import PAGE, build_site
+
+    try:
+        site = build_site(args.bundles, args.out)
+    except PublishError as exc:
+        return _error(str(exc))
+    for row in site.rows:
+        if not row.verified:
+            print(f"not verified: {row.bundle}: {'; '.join(row.problems)}", file=sys.stderr)
+    for name, why in site.unread:
+        print(f"not on the board: {name}: {why}", file=sys.stderr)
+    verified = sum(r.verified for r in site.rows)
+    print(
+        f"wrote {site.out / PAGE}: {len(site.rows)} bundle(s) in {len(site.tables)} table(s),"
+        f" {verified} verified, {len(site.unread)} unreadable"
+    )
+    failed = verified < len(site.rows) or bool(site.unread)
+    return EXIT_FAILED if failed and args.require_verified else 0

@@ -77,7 +77,17 @@ def verify_bundle(
     official_repo: Path | None = None,
     require_signature: bool = False,
 ) -> Verdict:
-    members = read_members(bundle)
+    return verify_members(bundle, read_members(bundle), dataset, official_repo, require_signature)
+
+
+def verify_members(
+    bundle: Path,
+    members: dict[str, bytes],
+    dataset: Path | None = None,
+    official_repo: Path | None = None,
+    require_signature: bool = False,
+) -> Verdict:
+    """`verify_bundle` on a bundle's members already read (`bundle`: its path, for errors)."""
     if MANIFEST not in members:
         raise PublishError(f"{bundle}: no {MANIFEST}; not an lme-bench bundle")
     try:
