@@ -25,7 +25,7 @@ th[aria-sort="descending"] button::after { content: " ▼"; }
 .estimate { font-style: italic; color: #6b4e00; }
 details summary { cursor: pointer; color: #5b6475; font-size: .85em; }
 details ul { margin: .2rem 0; padding-left: 1.1rem; font-size: .85em; max-width: 32rem; }
-code { font-size: .85em; }
+code { font-size: .85em; } td[data-col="system"] { min-width: 13rem; }
 """
 
 # Click a header: its rows sorted by the cells' data-value (largest first on the first click
