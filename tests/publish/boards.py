@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lme_bench.publish.pack import bundle_run
 from lme_bench.publish.signing import write_key
@@ -14,7 +15,7 @@ PRICES = {
     "prices.fake:extractive-reader": {"input_per_mtok": 2.0, "output_per_mtok": 8.0},
     "prices.fake:match-judge": {"input_per_mtok": 1.0, "output_per_mtok": 1.0},
 }
-RUNS = {  # run id: (limit, settings)
+RUNS: dict[str, tuple[int, dict[str, Any]]] = {  # run id: (limit, settings)
     "reader": (6, {"models.qa": "fake:extractive-reader", **PRICES}),
     "quoter": (4, {"models.qa": "fake:quote-memory"}),
     "lexical": (5, {"models.qa": "fake:extractive-reader", "models.judge": "fake:lexical-judge"}),
