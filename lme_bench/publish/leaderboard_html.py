@@ -146,6 +146,9 @@ def _heading(table: Table) -> str:
     )
 
 
+UNVERIFIED = ' class="unverified"'
+
+
 def table_html(table: Table, index: int) -> str:
     columns = columns_of(table)
     head = "".join(
@@ -155,7 +158,7 @@ def table_html(table: Table, index: int) -> str:
         for c in columns
     )
     body = "".join(
-        f'<tr data-bundle="{_e(row.bundle)}">'
+        f'<tr data-bundle="{_e(row.bundle)}"{"" if row.verified else UNVERIFIED}>'
         + "".join(
             f'<td data-col="{c.name}" data-value="{_e(_sort_value(c.value(row)))}">'
             f"{c.cell(row)}</td>"

@@ -23,6 +23,7 @@ th[aria-sort="ascending"] button::after { content: " ▲"; }
 th[aria-sort="descending"] button::after { content: " ▼"; }
 .ok { color: #17663a; font-weight: 600; } .bad { color: #a8261b; font-weight: 600; }
 .estimate { font-style: italic; color: #6b4e00; }
+tr.unverified { background: #fbeeed; }
 details summary { cursor: pointer; color: #5b6475; font-size: .85em; }
 details ul { margin: .2rem 0; padding-left: 1.1rem; font-size: .85em; max-width: 32rem; }
 code { font-size: .85em; } td[data-col="system"] { min-width: 13rem; }

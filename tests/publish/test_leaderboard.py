@@ -169,7 +169,7 @@ def test_a_tampered_bundle_is_shown_not_verified_with_the_reason(
     assert "not on the board: notes.tar.gz: not a bundle" in said.err
     assert "not on the board: other.tar.gz: no BUNDLE.json" in said.err
     page = (out / PAGE).read_text()
-    row = re.search(r'<tr data-bundle="quoter.bundle.tar.gz">(.*?)</tr>', page)
+    row = re.search(r'<tr data-bundle="quoter.bundle.tar.gz" class="unverified">(.*?)</tr>', page)
     assert row is not None and "not verified" in row.group(1)
     assert "FAILED: summary.md: changed (its sha256 is not BUNDLE.json&#x27;s)" in row.group(1)
     assert "<code>notes.tar.gz</code>: not a bundle" in page
@@ -201,3 +201,15 @@ def test_the_site_replaces_an_earlier_one_and_nothing_else(
     code = main(["leaderboard", str(empty), "--out", str(tmp_path / "s2")])
     assert code == 2 and f"{empty}: no bundles" in capsys.readouterr().err
     assert not (tmp_path / "s2").exists()
+
+
+def test_what_a_bundle_says_is_shown_as_text_never_as_markup(bundles: Bundles) -> None:
+    path = bundles.folder / "quoter.bundle.tar.gz"
+    members = read_members(path)
+    summary = json.loads(members["summary.json"])
+    summary["memory"]["backend"] = '<img src=x onerror="alert(1)">'
+    summary["memory"]["params_digest"] = '"><script>alert(2)</script>'
+    members["summary.json"] = json.dumps(summary).encode()
+    page = table_html(tables_of([bundle_row(path, members, Verdict(), None)])[0], 0)
+    assert "<img" not in page and "<script" not in page
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in page
