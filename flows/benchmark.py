@@ -233,7 +233,7 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
 def _publish(report: finish.RunReport, settings: Settings, compare_to: str | None) -> None:
     """The report's artifacts: its tables, its series' history, the comparison asked for."""
     artifacts.publish_report(report, settings.run.link_base)
-    artifacts.publish_history(report, settings.run.link_base)
+    artifacts.publish_history(report, settings.run.link_base, settings.run.results_url)
     if compare_to:
         artifacts.publish_comparison(compare_to, report, settings.run.link_base)
 

@@ -93,6 +93,9 @@ def test_a_run_at_an_s3_url_lands_whole_and_is_read_back_from_there(
     assert {s: second["from_cache"][s] for s in STAGES} == dict.fromkeys(STAGES, LIMIT)
     assert (work / "r1" / "manifest.json").is_file()
     _run(url, "r2", f"s3://{s3_bucket}/cache")
+    (page_key,) = [k for k in _keys(s3_server, s3_bucket) if k.endswith("/history.html")]
+    page = s3_server.client().get_object(Bucket=s3_bucket, Key=page_key)["Body"].read().decode()
+    assert "r1" in page and "r2" in page  # the series' page of the flow's history artifact
 
     shutil.rmtree(work)  # another machine: only the bucket holds the runs
     assert cli.main(["compare", "r1", "r2", "--results-dir", url]) == 0
