@@ -91,7 +91,7 @@ def main() -> None:
     print(f"bucket: {objects} objects, {size / 1e6:.1f} MB over {args.rounds} round(s)")
     print(
         f"| S x {args.questions}, retrieval-only through the flow | local {best['local']:.1f} s"
-        f" | S3 {best['s3']:.1f} s | **{best['s3'] / best['local']:.2f}×** |"
+        f" | S3 {best['s3']:.1f} s | **{best['s3'] / best['local']:.2f}x** |"
     )
 
 

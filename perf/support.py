@@ -100,7 +100,8 @@ def start_s3_server(folder: Path) -> tuple[str, subprocess.Popen[bytes]]:
     command = [str(weed), "server", f"-dir={folder / 'data'}", "-ip=127.0.0.1",
                "-ip.bind=127.0.0.1", "-s3", "-s3.port.iceberg=0", "-s3.port.lance=0",
                *(f"-{flag}={port}" for flag, port in ports.items()),
-               "-master.telemetry=false", "-volume.max=0", "-master.volumeSizeLimitMB=64"]  # fmt: skip
+               "-master.telemetry=false", "-volume.max=0",
+               "-master.volumeSizeLimitMB=64"]  # fmt: skip
     log = (folder / "weed.log").open("wb")
     server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
     endpoint = f"http://127.0.0.1:{ports['s3.port']}"
