@@ -172,13 +172,16 @@ def publish_comparison(baseline: str, report: RunReport, link_base: str | None =
     )
 
 
-def publish_history(report: RunReport, link_base: str | None = None) -> None:
+def publish_history(
+    report: RunReport, link_base: str | None = None, results_url: str | None = None
+) -> None:
     """The trend of the run's series (lme_bench.report.history_artifact) as its
-    `history-<series>` artifact; history.html is written beside. Never fails the run."""
+    `history-<series>` artifact; history.html is written beside (and at `results_url` when
+    the run is kept at one). Never fails the run."""
     from lme_bench.report.history_artifact import history_artifact
 
     try:
-        found = history_artifact(report.run_dir, link_base)
+        found = history_artifact(report.run_dir, link_base, results_url)
     except Exception as exc:  # the history is a view of the results: it never fails the run
         logging.getLogger(__name__).warning("history artifact not published: %s", exc)
         return

@@ -227,13 +227,13 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     stopped.running(None)  # its summary is written: a stop from here on leaves it be
     if "report" in settings.stages:
         _publish(report, settings, request.compare_to)
-    return _outcome(report, results, collector, len(refs), from_cache)
+    return _outcome(report, results, collector, len(refs), from_cache, settings.run.results_url)
 
 
 def _publish(report: finish.RunReport, settings: Settings, compare_to: str | None) -> None:
     """The report's artifacts: its tables, its series' history, the comparison asked for."""
     artifacts.publish_report(report, settings.run.link_base)
-    artifacts.publish_history(report, settings.run.link_base)
+    artifacts.publish_history(report, settings.run.link_base, settings.run.results_url)
     if compare_to:
         artifacts.publish_comparison(compare_to, report, settings.run.link_base)
 
@@ -244,9 +244,12 @@ def _outcome(
     collector: RunCollector,
     questions: int,
     from_cache: dict[str, int],
+    results_url: str | None = None,
 ) -> dict[str, Any]:
-    """The run's last log line, then its failures or regression raised, else its result."""
+    """The run's last log line, then its failures or regression raised, else its result; a
+    run kept at a results URL is named there (its local folder is a working copy)."""
     done = questions - len(report.failed)
+    where = f"{results_url}/{report.run_id}" if results_url else str(report.run_dir)
     lead, regressed = _gate_words(report)
     get_run_logger().info(
         "%s%d of %d questions done (%d failed) in %s; %s; results: %s",
@@ -256,16 +259,16 @@ def _outcome(
         len(report.failed),
         wall_words(report.summary["run"]["wall_seconds"]),
         headline(report.summary),
-        report.run_dir,
+        where,
     )
     if report.failed:
         failures = failure_message(report.failed, results.failed, collector.failed_stage)
         raise RunFailures(
-            f"{lead}{failures}; results written to {report.run_dir};"
-            f" `{rerun_command(report.run_id, report.run_dir.parent)}` redoes them"
+            f"{lead}{failures}; results written to {where};"
+            f" `{rerun_command(report.run_id, results_url or report.run_dir.parent)}` redoes them"
         )
     if regressed:
-        raise RunRegressed(f"{regressed}; results written to {report.run_dir}")
+        raise RunRegressed(f"{regressed}; results written to {where}")
     return {
         "run_id": report.run_id,
         "run_dir": str(report.run_dir),

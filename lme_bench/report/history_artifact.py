@@ -2,7 +2,8 @@
 data URIs, which the UI's Markdown renders as images, so no file server is needed), a link to
 history.html, and the runs' table (split to fit the artifact page), each run linking its
 report.html (under `[run] link_base` when set, file:// otherwise). history.html is written
-beside, as `lme-bench history --html` writes it."""
+beside, as `lme-bench history --html` writes it, and copied to the results URL of a run kept
+at one."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from lme_bench.report.history_html import write_history_html
 from lme_bench.report.ui_markdown import file_link
 from lme_bench.report.ui_tables import split_wide_tables
 from lme_bench.results.history import HistoryRow, series_history
+from lme_bench.results.run_mirror import publish_files
 from lme_bench.results.series_runs import read_series_run
 
 
@@ -31,12 +33,15 @@ def _svg_image(title: str, svg: str) -> str:
     return f"![{title}](data:image/svg+xml;base64,{data})"
 
 
-def history_artifact(run_dir: Path, link_base: str | None = None) -> HistoryArtifact:
+def history_artifact(
+    run_dir: Path, link_base: str | None = None, results_url: str | None = None
+) -> HistoryArtifact:
     """The artifact of the series `run_dir`'s run belongs to (HistoryError: no such run)."""
     results_dir = run_dir.parent
     run = read_series_run(run_dir)
     history = series_history(results_dir, run.series if run is not None else None)
     page = write_history_html(history)
+    publish_files(results_url, results_dir, [page])
 
     def link(row: HistoryRow) -> str | None:
         return file_link(row.report, results_dir, link_base) if row.report else None

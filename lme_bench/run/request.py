@@ -78,14 +78,22 @@ class RunRequest(BaseModel):
         return load_settings(Path(self.config), **explicit)
 
     def _recorded_settings(self, explicit: dict[str, Any]) -> Settings:
+        from lme_bench.config.storage_urls import default_work_dir, is_url
         from lme_bench.results.recorded_settings import CONFIG_FILE, recorded_run
         from lme_bench.results.run_folder import RerunError
+        from lme_bench.results.run_mirror import pull_run
 
         if self.run_id is None:
             raise RerunError("replay needs the run id whose settings to replay")
-        # The run's folder: under the results folder asked for, else the config's.
+        # The run's folder: under the results folder asked for, else the config's; for a
+        # results URL, its copy in the working folder (taken from the URL when finished there).
         results = self.results_dir or load_settings(Path(self.config)).run.results_dir
         run_dir = Path(results) / self.run_id
+        if is_url(str(results)):
+            url = str(results).rstrip("/")
+            work = Path(self.overrides.get("run.work_dir") or default_work_dir(url))
+            pull_run(url, work, self.run_id, required=False)
+            run_dir = work / self.run_id
         recorded = recorded_run(run_dir)
         if recorded is None:
             raise RerunError(f"{run_dir}: no run here (no {CONFIG_FILE}); check the run id")

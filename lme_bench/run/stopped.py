@@ -5,9 +5,10 @@ of the answers and verdicts made before the stop (as the progress line counted t
 
 Read from durable state alone: the ingestion checkpoints of the run's memories, opened
 read-only (the threads still running write the store and the checkpoints; this writes only
-the two summary files, each atomically). It runs beside the stop, in a thread of its own, so
-a slow disk or a locked file costs the stop no more than its grace: past the deadline the
-stop says so in one line and exits as before.
+the two summary files, each atomically, copied to the results URL of a run kept at one, with
+no manifest: the run is not finished). It runs beside the stop, in a thread of its own, so a
+slow disk or a locked file costs the stop no more than its grace: past the deadline the stop
+says so in one line and exits as before.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from lme_bench.ingest.checkpoint import checkpointed_states
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.cost import Usage, priced
 from lme_bench.results.ingest_table import ingest_totals
+from lme_bench.results.run_mirror import publish_files
 
 LOCK_WAIT_S = 1.0  # at most this long on a writer's lock of the checkpoints
 
@@ -43,6 +45,7 @@ class StoppedRun:
     prices: dict[str, PriceSettings] = field(default_factory=dict)
     # the calls and tokens of the answers and verdicts made so far (RunProgress's)
     answered: Callable[[], tuple[int, list[Usage]]] | None = None
+    results_url: str | None = None  # the summary is copied there too (no manifest: unfinished)
 
     @classmethod
     def of(
@@ -62,6 +65,7 @@ class StoppedRun:
             memory_model=settings.models.memory,
             prices=dict(settings.prices),
             answered=answered,
+            results_url=settings.run.results_url,
         )
 
 
@@ -179,6 +183,8 @@ def write_stopped_summary(run: StoppedRun, signal_name: str) -> str:
     run.run_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomically(run.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     write_text_atomically(run.run_dir / "summary.md", stopped_markdown(summary))
+    written = [run.run_dir / "summary.json", run.run_dir / "summary.md"]
+    publish_files(run.results_url, run.run_dir.parent, written)
     return stopped_line(summary)
 
 

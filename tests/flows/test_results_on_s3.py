@@ -5,6 +5,7 @@ without its manifest is not taken for finished, and no local folder is named lik
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,6 +94,9 @@ def test_a_run_at_an_s3_url_lands_whole_and_is_read_back_from_there(
     assert {s: second["from_cache"][s] for s in STAGES} == dict.fromkeys(STAGES, LIMIT)
     assert (work / "r1" / "manifest.json").is_file()
     _run(url, "r2", f"s3://{s3_bucket}/cache")
+    (page_key,) = [k for k in _keys(s3_server, s3_bucket) if k.endswith("/history.html")]
+    page = s3_server.client().get_object(Bucket=s3_bucket, Key=page_key)["Body"].read().decode()
+    assert "r1" in page and "r2" in page  # the series' page of the flow's history artifact
 
     shutil.rmtree(work)  # another machine: only the bucket holds the runs
     assert cli.main(["compare", "r1", "r2", "--results-dir", url]) == 0
@@ -149,3 +153,57 @@ def test_a_full_fake_run_at_an_s3_url_matches_the_local_run_and_reruns_from_the_
     second = run(f"s3://{s3_bucket}/runs", f"s3://{s3_bucket}/cache")
     stages = ("ingest", "retrieval", "answer", "judge")
     assert {s: second["from_cache"][s] for s in stages} == dict.fromkeys(stages, 2)
+
+
+def test_a_failed_only_rerun_at_an_s3_url_redoes_just_the_failed_question_elsewhere(
+    harness: None,
+    s3_server: S3Server,
+    s3_bucket: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lme_bench_flows import command
+    from lme_bench_flows.benchmark import RunFailures
+
+    from lme_bench.run import steps
+    from lme_bench.run.request import RunRequest
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    url, cache = f"s3://{s3_bucket}/runs", f"s3://{s3_bucket}/cache"
+    answered: list[str] = []
+    broken = {"3387bf20"}  # the second sample question's answer fails on the first run
+    real = steps.answer_question
+
+    def answer(ref: Any, *args: Any, **kwargs: Any) -> Any:
+        answered.append(ref.question_id)
+        if ref.question_id in broken:
+            raise ValueError(f"the reader broke on {ref.question_id}")
+        return real(ref, *args, **kwargs)
+
+    monkeypatch.setattr(steps, "answer_question", answer)
+    request = RunRequest(
+        config="configs/full-fake.toml", results_dir=url, run_id="flaky", limit=LIMIT,
+        overrides={"cache.storage": cache},
+    )  # fmt: skip
+    with pytest.raises(RunFailures, match="1 question") as failed:
+        benchmark(request, return_state=True).result()
+    assert f"results written to {url}/flaky;" in str(failed.value)
+    assert f"`lme-bench rerun flaky --results-dir {url}` redoes them" in str(failed.value)
+    client = s3_server.client()
+    manifest = client.get_object(Bucket=s3_bucket, Key="runs/flaky/manifest.json")["Body"].read()
+    assert json.loads(manifest)["failed_question_ids"] == ["3387bf20"]
+
+    import shutil
+
+    shutil.rmtree(tmp_path / "home-cache")  # another machine: only the bucket holds the run
+    broken.clear()
+    answered.clear()
+    assert command.main(["rerun", "flaky", "--results-dir", url, "--failed-only"]) == 0
+    assert answered == ["3387bf20"]
+    manifest = client.get_object(Bucket=s3_bucket, Key="runs/flaky/manifest.json")["Body"].read()
+    assert json.loads(manifest)["failed_question_ids"] == []
+    data = client.get_object(Bucket=s3_bucket, Key="runs/flaky/hypotheses.parquet")["Body"].read()
+    (tmp_path / "hypotheses.parquet").write_bytes(data)
+    rows = pq.read_table(tmp_path / "hypotheses.parquet").to_pylist()
+    assert len(rows) == LIMIT and {r["status"] for r in rows} == {"ok"}
