@@ -17,7 +17,6 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-
 FIRST_FIELDS = ("messages", "model")
 
 

@@ -67,8 +67,16 @@ def _foreign_hypotheses(path: Path) -> list[str]:
     lines, ids = [], []
     for i, q in enumerate(reversed(questions)):
         hypothesis = str(q.answer) if i % 3 == 0 else f"I believe it was “{q.question[:20]}” — café"
-        lines.append(json.dumps({"question_id": q.question_id, "hypothesis": hypothesis,
-                                 "harness": "other", "latency_ms": i}))  # fmt: skip
+        lines.append(
+            json.dumps(
+                {
+                    "question_id": q.question_id,
+                    "hypothesis": hypothesis,
+                    "harness": "other",
+                    "latency_ms": i,
+                }
+            )
+        )
         ids.append(q.question_id)
     path.write_text("\n".join(lines) + "\n")
     return ids
@@ -85,21 +93,38 @@ def test_score_sends_the_official_requests_and_prints_the_official_figures(
     ids = _foreign_hypotheses(hypotheses)
     with serve([_reply]) as (url, theirs):
         subprocess.run(
-            [str(PYTHON), str(Path(CHECKOUT) / SCRIPT), "gpt-4o", hypotheses.name,
-             str(bundled_sample())],
+            [
+                str(PYTHON),
+                str(Path(CHECKOUT) / SCRIPT),
+                "gpt-4o",
+                hypotheses.name,
+                str(bundled_sample()),
+            ],
             cwd=official,
             env=os.environ | {"OPENAI_API_KEY": "sk-loopback", "OPENAI_BASE_URL": url},
             check=True,
             capture_output=True,
-        )  # fmt: skip
+        )
     config = tmp_path / "judge.toml"
     config.write_text(f'[judge]\nofficial_repo = "{Path(CHECKOUT).resolve()}"\n')
     out = tmp_path / "scored"
     with serve([_reply]) as (url, ours):
         monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
         monkeypatch.setenv("OPENAI_BASE_URL", url)
-        code = main(["score", str(hypotheses), "--dataset", str(bundled_sample()), "--judge",
-                     "openai:gpt-4o-2024-08-06", "--config", str(config), "--out", str(out)])  # fmt: skip
+        code = main(
+            [
+                "score",
+                str(hypotheses),
+                "--dataset",
+                str(bundled_sample()),
+                "--judge",
+                "openai:gpt-4o-2024-08-06",
+                "--config",
+                str(config),
+                "--out",
+                str(out),
+            ]
+        )
     assert code == 0
     assert len(theirs.raw) == len(ids) == len(ours.raw)
     assert sorted(ours.raw) == sorted(theirs.raw)  # byte for byte, whatever order they came in
@@ -120,7 +145,8 @@ def test_score_sends_the_official_requests_and_prints_the_official_figures(
     for name in ("scores.parquet", "summary.md", "report.html", "manifest.json"):
         assert (out / name).is_file(), name
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["request"]["answers"]["sha256"] == hashlib.sha256(
-        hypotheses.read_bytes()
-    ).hexdigest()
+    assert (
+        manifest["request"]["answers"]["sha256"]
+        == hashlib.sha256(hypotheses.read_bytes()).hexdigest()
+    )
     assert manifest["prompts"]["judge"]["source"] == "official"  # read from the checkout
