@@ -1,7 +1,7 @@
-"""Answers written by any harness, read in a benchmark's own format: LongMemEval's
-`hypotheses.jsonl` (one JSON object a line: question_id, hypothesis; other keys are kept by the
-official script and ignored here). Bad input is one ScoreInputError naming the file, the line
-and the field."""
+"""Answers written by any harness: what every format gives (Answer, AnswersFile), and
+LongMemEval's `hypotheses.jsonl` (one JSON object a line: question_id, hypothesis; other keys
+are kept by the official script and ignored here). Bad input is one ScoreInputError naming the
+file, the line and the field."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ class ScoreInputError(ConfigError):
 class Answer:
     question_id: str
     hypothesis: str
-    line: int  # where the file holds it, for errors
+    place: str  # where the file holds it, for errors: "line 12", "conv-26 qa[3]"
+    question: str | None = None  # the question's text where the file repeats it
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,18 +60,16 @@ def _other_format(item: dict[str, Any], place: str) -> None:
             )
 
 
-def read_hypotheses(path: Path) -> AnswersFile:
-    """Every line of a hypotheses.jsonl; duplicate question ids are an error naming both
-    lines."""
+def read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ScoreInputError(f"{path}: cannot read the answers file: {exc}") from None
-    if text.lstrip().startswith("["):
-        raise ScoreInputError(
-            f"{path}: line 1: a JSON array, not a hypotheses.jsonl (one JSON object a line);"
-            " a LoCoMo or BEAM answers file is scored against its own dataset"
-        )
+
+
+def read_hypotheses(path: Path, text: str) -> AnswersFile:
+    """Every line of a hypotheses.jsonl; duplicate question ids are an error naming both
+    lines."""
     answers: list[Answer] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -90,7 +89,8 @@ def read_hypotheses(path: Path) -> AnswersFile:
                 f"{place}: field question_id: {question_id!r} already on line {seen[question_id]}"
             )
         seen[question_id] = number
-        answers.append(Answer(question_id, _text_field(item, "hypothesis", place), number))
+        hypothesis = _text_field(item, "hypothesis", place)
+        answers.append(Answer(question_id, hypothesis, f"line {number}"))
     if not answers:
         raise ScoreInputError(f"{path}: the answers file holds no answers")
     return AnswersFile(path, HYPOTHESES, file_sha256(path), answers)

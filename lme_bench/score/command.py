@@ -21,10 +21,10 @@ JUDGES_AT_MOST = 2  # [models] judge and [judge] second_model
 def add_parser(commands: Any) -> None:
     score = commands.add_parser(
         "score",
-        help="judge and report answers written by any harness (LongMemEval hypotheses.jsonl)"
-        " as a run judges them",
+        help="judge and report answers written by any harness (LongMemEval hypotheses.jsonl,"
+        " LoCoMo predictions) as a run judges them",
     )
-    score.add_argument("file", type=Path, metavar="FILE", help="the answers, e.g. hypotheses.jsonl")
+    score.add_argument("file", type=Path, metavar="FILE", help="hypotheses.jsonl, or LoCoMo predictions (.json)")
     score.add_argument("--dataset", type=Path, required=True, help="the benchmark's dataset file")
     score.add_argument(
         "--judge",

@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
-from lme_bench.score.answers import HYPOTHESES, Answer, AnswersFile, ScoreInputError
+from lme_bench.score.answers import Answer, AnswersFile, ScoreInputError
+from lme_bench.score.formats import BENCHMARK_OF, WORDS
 
-FORMAT_BENCHMARK = {HYPOTHESES: "longmemeval"}
-FORMAT_WORDS = {HYPOTHESES: "a LongMemEval hypotheses file"}
 MANIFEST = "manifest.json"
 
 
@@ -41,6 +40,19 @@ def _named_sha256(answers: AnswersFile) -> tuple[Path, str] | None:
     return (manifest, sha256) if isinstance(sha256, str) and sha256 else None
 
 
+def _same_question(path: Path, answer: Answer, ref: QuestionRef) -> None:
+    """Where the file repeats the question, it is the dataset's (else the file answers another
+    version of the dataset)."""
+    if answer.question is None:
+        return
+    asked = ref.load().question
+    if answer.question.strip() != asked.strip():
+        raise ScoreInputError(
+            f"{path}: {answer.place}: field question: {answer.question!r} is not the dataset's"
+            f" question {ref.question_id} ({asked!r})"
+        )
+
+
 def check_dataset(answers: AnswersFile, prepared: PreparedDataset) -> None:
     """A manifest beside the answers naming another dataset is an error naming both."""
     named = _named_sha256(answers)
@@ -57,10 +69,10 @@ def match_answers(answers: AnswersFile, prepared: PreparedDataset) -> Matched:
     benchmark than the dataset's, is an error naming the file, its line and the field."""
     check_dataset(answers, prepared)
     benchmarks = sorted({r.benchmark for r in prepared.questions})
-    wanted = FORMAT_BENCHMARK[answers.format]
+    wanted = BENCHMARK_OF[answers.format]
     if benchmarks and benchmarks != [wanted]:
         raise ScoreInputError(
-            f"{answers.path}: {FORMAT_WORDS[answers.format]} ({wanted}), but {prepared.path} is"
+            f"{answers.path}: {WORDS[answers.format]} ({wanted}), but {prepared.path} is"
             f" a {', '.join(benchmarks)} dataset: score it against its own benchmark's dataset"
         )
     by_id = {a.question_id: a for a in answers.answers}
@@ -70,9 +82,11 @@ def match_answers(answers: AnswersFile, prepared: PreparedDataset) -> Matched:
         first = unknown[0]
         more = f" (and {len(unknown) - 1} more unknown ids)" if len(unknown) > 1 else ""
         raise ScoreInputError(
-            f"{answers.path}: line {first.line}: field question_id: {first.question_id!r} is no"
+            f"{answers.path}: {first.place}: field question_id: {first.question_id!r} is no"
             f" question of {prepared.path}{more}"
         )
     refs = [r for r in prepared.questions if r.question_id in by_id]
+    for ref in refs:
+        _same_question(answers.path, by_id[ref.question_id], ref)
     missing = [r.question_id for r in prepared.questions if r.question_id not in by_id]
     return Matched(refs, by_id, missing)

@@ -22,7 +22,8 @@ from lme_bench.judge.batch_stage import JudgeItem
 from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.run.finish import RunReport, RunResults, write_run
 from lme_bench.run.steps import judge_panel, plan_run, prepare_questions
-from lme_bench.score.answers import Answer, AnswersFile, read_hypotheses
+from lme_bench.score.answers import Answer, AnswersFile
+from lme_bench.score.formats import read_answers
 from lme_bench.score.judging import judge_answers
 from lme_bench.score.matching import match_answers
 
@@ -75,10 +76,6 @@ def answers_record(answers: AnswersFile, answered: int, missing: list[str]) -> d
         "missing": len(missing),
         "missing_ids": missing,
     }
-
-
-def read_answers(path: Path) -> AnswersFile:
-    return read_hypotheses(Path(path).expanduser())
 
 
 def score_file(path: Path, dataset: Path, settings: Settings, out: Path) -> Scored:

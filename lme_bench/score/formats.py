@@ -1,0 +1,36 @@
+"""Which benchmark's format an answers file is in, read as that format: a JSON document of
+LoCoMo predictions, else one JSON object a line (LongMemEval's hypotheses.jsonl)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lme_bench.score.answers import (
+    HYPOTHESES,
+    AnswersFile,
+    ScoreInputError,
+    read_hypotheses,
+    read_text,
+)
+from lme_bench.score.locomo_answers import LOCOMO, is_locomo, read_locomo
+
+BENCHMARK_OF = {HYPOTHESES: "longmemeval", LOCOMO: "locomo"}
+WORDS = {HYPOTHESES: "a LongMemEval hypotheses file", LOCOMO: "LoCoMo predictions"}
+
+
+def read_answers(path: Path) -> AnswersFile:
+    path = Path(path).expanduser()
+    text = read_text(path)
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None  # several lines of JSON, or not JSON: read line by line
+    if is_locomo(whole):
+        return read_locomo(path, whole)
+    if isinstance(whole, list):
+        raise ScoreInputError(
+            f"{path}: line 1: a JSON array that is neither a hypotheses.jsonl (one JSON object a"
+            " line) nor LoCoMo predictions (conversations with a qa list)"
+        )
+    return read_hypotheses(path, text)
