@@ -24,7 +24,9 @@ def add_parser(commands: Any) -> None:
         help="judge and report answers written by any harness (LongMemEval hypotheses.jsonl,"
         " LoCoMo predictions) as a run judges them",
     )
-    score.add_argument("file", type=Path, metavar="FILE", help="hypotheses.jsonl, or LoCoMo predictions (.json)")
+    score.add_argument(
+        "file", type=Path, metavar="FILE", help="hypotheses.jsonl, or LoCoMo predictions (.json)"
+    )
     score.add_argument("--dataset", type=Path, required=True, help="the benchmark's dataset file")
     score.add_argument(
         "--judge",
