@@ -29,9 +29,9 @@ def _is_prediction_key(key: str) -> bool:
 
 def _prediction_key(path: Path, conversations: list[dict[str, Any]]) -> str:
     """The one key the file's predictions are under."""
-    keys = sorted(
+    keys: list[str] = sorted(
         {
-            key
+            str(key)
             for conversation in conversations
             for item in conversation.get("qa") or []
             if isinstance(item, dict)
