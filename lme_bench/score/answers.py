@@ -16,7 +16,7 @@ from lme_bench.dataset.shards import file_sha256
 HYPOTHESES = "longmemeval-hypotheses"  # the format of an official hypotheses.jsonl
 # Keys that mark a line of another format, and what that format is.
 OTHER_FORMATS = {
-    "retrieval_results": "LongMemEval retrieval rankings (the official retrieval log)",
+    "retrieval_results": "a LongMemEval retrieval log (its first line is not)",
     "autoeval_label": "an official eval-results file (already judged)",
 }
 
@@ -32,6 +32,7 @@ class Answer:
     hypothesis: str
     place: str  # where the file holds it, for errors: "line 12", "conv-26 qa[3]"
     question: str | None = None  # the question's text where the file repeats it
+    ranked: tuple[str, ...] | None = None  # a retrieval log's ranking: official corpus ids
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
 """Which benchmark's format an answers file is in, read as that format: a JSON document of
-LoCoMo predictions, else one JSON object a line (LongMemEval's hypotheses.jsonl)."""
+LoCoMo predictions, else one JSON object a line: LongMemEval's retrieval log where its first
+line holds `retrieval_results`, else its hypotheses.jsonl."""
 
 from __future__ import annotations
 
@@ -14,9 +15,22 @@ from lme_bench.score.answers import (
     read_text,
 )
 from lme_bench.score.locomo_answers import LOCOMO, is_locomo, read_locomo
+from lme_bench.score.rankings import RANKINGS, is_rankings, read_rankings
 
-BENCHMARK_OF = {HYPOTHESES: "longmemeval", LOCOMO: "locomo"}
-WORDS = {HYPOTHESES: "a LongMemEval hypotheses file", LOCOMO: "LoCoMo predictions"}
+BENCHMARK_OF = {HYPOTHESES: "longmemeval", LOCOMO: "locomo", RANKINGS: "longmemeval"}
+WORDS = {
+    HYPOTHESES: "a LongMemEval hypotheses file",
+    LOCOMO: "LoCoMo predictions",
+    RANKINGS: "a LongMemEval retrieval log",
+}
+
+
+def _first_line(text: str) -> object:
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        return json.loads(first)
+    except json.JSONDecodeError:
+        return None
 
 
 def read_answers(path: Path) -> AnswersFile:
@@ -33,4 +47,6 @@ def read_answers(path: Path) -> AnswersFile:
             f"{path}: line 1: a JSON array that is neither a hypotheses.jsonl (one JSON object a"
             " line) nor LoCoMo predictions (conversations with a qa list)"
         )
+    if is_rankings(whole) or is_rankings(_first_line(text)):
+        return read_rankings(path, text)
     return read_hypotheses(path, text)

@@ -26,8 +26,10 @@ from lme_bench.score.answers import Answer, AnswersFile
 from lme_bench.score.formats import read_answers
 from lme_bench.score.judging import judge_answers
 from lme_bench.score.matching import match_answers
+from lme_bench.score.rankings import RANKINGS, ranking_rows
 
 STAGES = ["judge", "report"]
+RANKING_STAGES = ["retrieval", "report"]  # a retrieval log: no answers to judge
 STRATEGY = "answers-file"  # the hypotheses rows' strategy: answered elsewhere, read from a file
 
 
@@ -38,12 +40,14 @@ class Scored:
     failed: list[str]  # questions whose judging failed
 
 
-def score_settings(settings: Settings, dataset: Path, out: Path) -> Settings:
-    """`settings` with the dataset, the judge and report stages, and `out` as the run folder."""
+def score_settings(
+    settings: Settings, dataset: Path, out: Path, stages: list[str] = STAGES
+) -> Settings:
+    """`settings` with the dataset, the stages, and `out` as the run folder."""
     out = Path(out).expanduser().resolve()
     updates: dict[str, Any] = {
         "run": settings.run.model_copy(
-            update={"stages": STAGES, "id": out.name, "results_dir": out.parent}
+            update={"stages": stages, "id": out.name, "results_dir": out.parent}
         ),
         "dataset": settings.dataset.model_copy(update={"path": Path(dataset)}),
     }
@@ -82,12 +86,22 @@ def score_file(path: Path, dataset: Path, settings: Settings, out: Path) -> Scor
     """Judge and report the answers in `path` against `dataset`, into the folder `out`."""
     started_at = datetime.now(UTC)
     answers = read_answers(path)  # the file's own errors come first, before any model check
-    settings = score_settings(settings, dataset, out)
+    rankings = answers.format == RANKINGS
+    settings = score_settings(settings, dataset, out, RANKING_STAGES if rankings else STAGES)
     plan = plan_run(settings)
     prepared, _ = prepare_questions(plan)
     matched = match_answers(answers, prepared)
     record = answers_record(answers, len(matched.refs), matched.missing)
     plan = replace(plan, request={"command": "score", "answers": record})
+    if rankings:
+        retrieval = [
+            row
+            for ref in matched.refs
+            for row in ranking_rows(answers.path, ref, matched.answers[ref.question_id])
+        ]
+        results = RunResults(retrieval=retrieval, answers_file=record)
+        report = write_run(plan, settings, prepared, matched.refs, results, started_at)
+        return Scored(report, matched.missing, [])
     hypotheses = [hypothesis_row(r, matched.answers[r.question_id]) for r in matched.refs]
     plan.run_dir.mkdir(parents=True, exist_ok=True)
     items = [JudgeItem(r, h) for r, h in zip(matched.refs, hypotheses, strict=True)]

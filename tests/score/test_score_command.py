@@ -66,7 +66,11 @@ BAD_FILES = [
     ),
     (
         [{"question_id": "q", "retrieval_results": {}}],
-        "line 1: field retrieval_results: this is LongMemEval retrieval rankings",
+        "line 1: field retrieval_results.ranked_items: expected a list of ranked items",
+    ),
+    (
+        [GOOD, {"question_id": "q", "retrieval_results": {}}],
+        "line 2: field retrieval_results: this is a LongMemEval retrieval log",
     ),
 ]
 
