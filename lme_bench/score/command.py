@@ -22,13 +22,13 @@ def add_parser(commands: Any) -> None:
     score = commands.add_parser(
         "score",
         help="judge and report answers written by any harness (LongMemEval hypotheses.jsonl,"
-        " LoCoMo predictions) as a run does, or score a LongMemEval retrieval log",
+        " LoCoMo predictions, BEAM answers) as a run does, or score a LongMemEval retrieval log",
     )
     score.add_argument(
         "file",
         type=Path,
         metavar="FILE",
-        help="hypotheses.jsonl, LoCoMo predictions (.json), or a retrieval log",
+        help="hypotheses.jsonl, LoCoMo predictions, a BEAM chat's answers, or a retrieval log",
     )
     score.add_argument("--dataset", type=Path, required=True, help="the benchmark's dataset file")
     score.add_argument(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
 from lme_bench.score.answers import Answer, AnswersFile, ScoreInputError
+from lme_bench.score.beam_answers import BEAM, in_chat
 from lme_bench.score.formats import BENCHMARK_OF, WORDS
 
 MANIFEST = "manifest.json"
@@ -75,6 +76,8 @@ def match_answers(answers: AnswersFile, prepared: PreparedDataset) -> Matched:
             f"{answers.path}: {WORDS[answers.format]} ({wanted}), but {prepared.path} is"
             f" a {', '.join(benchmarks)} dataset: score it against its own benchmark's dataset"
         )
+    if answers.format == BEAM:  # named by ability and place: the chat gives the ids
+        answers = in_chat(answers, prepared.questions, prepared.path)
     by_id = {a.question_id: a for a in answers.answers}
     known = {r.question_id for r in prepared.questions}
     unknown = [a for a in answers.answers if a.question_id not in known]
