@@ -66,7 +66,11 @@ def headline(summary: dict[str, Any]) -> str:
                 f"QA overall {percent(overall['accuracy'])} ({counts})"
                 + successor_words(summary["qa"].get("judge_profile"))
             )
-    parts += speed_and_context_words(summary)
+    answers = summary.get("answers_file")
+    if answers is None:
+        parts += speed_and_context_words(summary)
+    elif answers.get("missing"):  # answered elsewhere: no search or context seen here
+        parts.append(f"{answers['missing']} questions without an answer, left out")
     session = summary.get("session", {}).get("overall", {})
     if session.get("n"):
         parts.append(f"session recall_all@5 {session['recall_all@5']:.3f} (n={session['n']})")
