@@ -3,6 +3,8 @@ reports them. The settings are a run's with the judge and report stages alone; t
 become the hypotheses rows the answer stage would have written; the run's judges judge them
 (lme_bench.score.judging); lme_bench.run.finish.write_run writes the folder (the official
 eval-results file, scores.parquet, summary.json, summary.md, report.html, manifest.json).
+A retrieval log is no answers: its rankings become the retrieval stage's rows
+(lme_bench.score.rankings), with the retrieval and report stages alone.
 
 Questions of the dataset the file does not answer are counted and listed in summary.json
 (`answers_file.missing_ids`), named in a banner of summary.md, and left out of every figure;
