@@ -21,6 +21,7 @@ from lme_bench.dataset.errors import DatasetError
 from lme_bench.publish.commands import add_parsers as add_publish_parsers
 from lme_bench.results.atomic import ResultsWriteError
 from lme_bench.results.run_folder import RerunError
+from lme_bench.score.command import add_parser as add_score_parser
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
@@ -241,6 +242,7 @@ def _parser() -> argparse.ArgumentParser:
     _history_parser(commands)
     _judge_parser(commands)
     add_publish_parsers(commands)
+    add_score_parser(commands)
     return parser
 
 
@@ -716,6 +718,10 @@ def main(argv: list[str] | None = None, flows: FlowLoader = _no_flow) -> int:
             return _estimate(args)
         if args.command == "judge":
             return _judge_calibrate(args)
+        if args.command == "score":
+            from lme_bench.score.command import score_command
+
+            return score_command(args)
         if args.command in ("bundle", "verify", "leaderboard"):
             from lme_bench.publish import commands as publish
 

@@ -69,12 +69,19 @@ def official_checkout() -> Path | None:
     return Path(repo).resolve()
 
 
+def official_venv(repo: Path, extra: tuple[str, ...] = ()) -> Path:
+    """Where the venv of `official_python` is (made or not)."""
+    requirements = repo / "requirements-lite.txt"
+    wanted = (*OFFICIAL_EXTRA, *extra)
+    digest = hashlib.sha256(requirements.read_bytes() + repr(wanted).encode()).hexdigest()
+    return Path.home() / ".cache" / "lme-bench" / f"official-venv-{digest[:12]}"
+
+
 def official_python(repo: Path, extra: tuple[str, ...] = ()) -> Path:
     """The python of a venv with the checkout's own pinned requirements (and `extra`)."""
     requirements = repo / "requirements-lite.txt"
     wanted = (*OFFICIAL_EXTRA, *extra)
-    digest = hashlib.sha256(requirements.read_bytes() + repr(wanted).encode()).hexdigest()
-    venv = Path.home() / ".cache" / "lme-bench" / f"official-venv-{digest[:12]}"
+    venv = official_venv(repo, extra)
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

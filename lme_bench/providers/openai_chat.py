@@ -2,13 +2,29 @@
 of its own): the reply as an AIMessage with its token usage, so retries, limits and accounting
 (lme_bench.providers.calls) treat it like any other model's. No SDK retries (ours retry); the
 process's loop-safe HTTP client (lme_bench.providers.http_clients) is shared, so never closed
-here."""
+here.
+
+The body goes out as the bytes the official evaluate_qa.py's client (openai 1.35 over httpx
+0.27) sends for the same fields: `messages`, `model`, then the other fields in alphabetical
+order (the order that SDK builds its body in), through `json.dumps` with its default separators
+and ASCII escapes. So a judge request is byte for byte the official script's.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langchain_core.messages import AIMessage
+
+FIRST_FIELDS = ("messages", "model")
+
+
+def wire_body(body: dict[str, Any]) -> bytes:
+    """`body` encoded as the official script's client encodes it."""
+    first = {k: body[k] for k in FIRST_FIELDS if k in body}
+    rest = {k: body[k] for k in sorted(body) if k not in FIRST_FIELDS}
+    return json.dumps(first | rest).encode()
 
 
 class OpenAIChatCompletions:
@@ -26,7 +42,11 @@ class OpenAIChatCompletions:
         )
 
     async def create(self, body: dict[str, Any]) -> AIMessage:
-        completion = await self._client.chat.completions.create(**body)
+        from openai.types.chat import ChatCompletion
+
+        completion = await self._client.post(
+            "/chat/completions", body=wire_body(body), cast_to=ChatCompletion
+        )
         choice = completion.choices[0]
         usage = completion.usage
         tokens = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)

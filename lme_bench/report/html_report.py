@@ -341,6 +341,15 @@ def render_report(
             f'<p class="wrong"><b>Incomplete run</b>: {incomplete["failed"]} question(s) failed; '
             "the figures leave them out.</p>"
         )
+    answers = summary.get("answers_file") or {}
+    if answers.get("missing"):
+        shown = ", ".join(answers["missing_ids"][:20]) + (" …" if answers["missing"] > 20 else "")
+        banner += (
+            f'<p class="wrong" id="missing-answers"><b>Missing answers</b>: {answers["missing"]}'
+            f" question(s) of the dataset have no answer in {escape(answers['name'])}"
+            f" ({escape(shown)}); the figures are over the {answers['answered']} answered"
+            " only.</p>"
+        )
     health = summary.get("memory_health") or {}
     empty = empty_memory_text(health)
     if empty:

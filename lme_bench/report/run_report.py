@@ -66,7 +66,11 @@ def headline(summary: dict[str, Any]) -> str:
                 f"QA overall {percent(overall['accuracy'])} ({counts})"
                 + successor_words(summary["qa"].get("judge_profile"))
             )
-    parts += speed_and_context_words(summary)
+    answers = summary.get("answers_file")
+    if answers is None:
+        parts += speed_and_context_words(summary)
+    elif answers.get("missing"):  # answered elsewhere: no search or context seen here
+        parts.append(f"{answers['missing']} questions without an answer, left out")
     session = summary.get("session", {}).get("overall", {})
     if session.get("n"):
         parts.append(f"session recall_all@5 {session['recall_all@5']:.3f} (n={session['n']})")
@@ -101,6 +105,27 @@ def _incomplete_banner(rerun: str, failed: list[str], total: int) -> str:
     )
 
 
+def _answers_markdown(answers: dict[str, Any]) -> str:
+    lines = [
+        "## Answers",
+        "",
+        f"- file: {answers['path']} ({answers['format']}, sha256 {answers['sha256']})",
+        f"- answered: {answers['answered']} questions; missing: {answers['missing']}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _missing_banner(answers: dict[str, Any], missing: list[str]) -> str:
+    """A line saying the answers file leaves questions of the dataset unanswered."""
+    shown = ", ".join(missing[:20]) + (" …" if len(missing) > 20 else "")
+    total = answers["answered"] + len(missing)
+    return (
+        f"**Missing answers**: {len(missing)} of the dataset's {total} questions have no answer"
+        f" in {answers['name']} ({shown}); every figure below is over the"
+        f" {answers['answered']} answered questions only, none counts a missing one as wrong."
+    )
+
+
 def run_markdown(
     summary: dict[str, Any],
     title: str,
@@ -113,9 +138,16 @@ def run_markdown(
     heading, _, retrieval = summary_markdown(summary, title).partition("\n\n")
     if not any(summary[g]["questions"] for g in GRANULARITIES):  # e.g. an ingest-only run
         retrieval = "## Retrieval\n\nNot run: this run folder holds no retrieval rows.\n"
-    sections = [part for part in (run_facts_markdown(summary), memory_markdown(summary)) if part]
-    markdown = f"{heading}\n\n" + "\n".join(sections) + f"\n{retrieval}"
-    markdown += "\n" + totals_markdown(summary["ingestion"])
+    answers = summary.get("answers_file")
+    if answers is not None:  # answered by another harness: no memory, ingestion or retrieval here
+        sections = [
+            part for part in (run_facts_markdown(summary), _answers_markdown(answers)) if part
+        ]
+        markdown = f"{heading}\n\n" + "\n".join(sections)
+    else:
+        sections = [run_facts_markdown(summary), memory_markdown(summary)]
+        markdown = f"{heading}\n\n" + "\n".join(p for p in sections if p) + f"\n{retrieval}"
+        markdown += "\n" + totals_markdown(summary["ingestion"])
     if summary.get("qa"):
         markdown += "\n" + qa_markdown(summary["qa"], summary.get("benchmark", DEFAULT_BENCHMARK))
     if summary.get("cost"):
@@ -136,6 +168,9 @@ def run_markdown(
         )
     if health.get("empty"):
         markdown = _with_banner(markdown, empty_memory_markdown(health))
+    missing = (summary.get("answers_file") or {}).get("missing_ids") or []
+    if missing:
+        markdown = _with_banner(markdown, _missing_banner(summary["answers_file"], missing))
     failed = (summary.get("incomplete") or {}).get("question_ids") or []
     if failed:
         rerun = rerun_command(run_id, results_dir)

@@ -81,6 +81,9 @@ class RunResults:
     failed: dict[str, str] = field(default_factory=dict)  # question id -> first error
     # memory id -> build, of the builds whose ingestion failed or stopped before it finished
     unfinished_memories: dict[str, str] = field(default_factory=dict)
+    # answers read from a file instead of answered (lme-bench score): the file, its format and
+    # sha256, and the dataset's questions it does not answer (lme_bench.score)
+    answers_file: dict[str, Any] | None = None
 
 
 def _unfinished_sessions(settings: Settings, results: RunResults) -> list[SessionRecord]:
@@ -193,6 +196,9 @@ def write_run(
     summary["memory"] = _memory(settings, summary)
     summary["search_latency"] = search_latency(retrieval)
     title = f"lme-bench run {run_id} (search: {search_label(settings)})"
+    if results.answers_file is not None:
+        summary["answers_file"] = results.answers_file
+        title = f"lme-bench score {run_id} (answers: {results.answers_file['name']})"
     if results.hypotheses is not None:
         write_parquet(run_dir / "hypotheses.parquet", hypotheses_table(run_id, results.hypotheses))
     verdicts: list[ScoreRow] | None = None
@@ -201,6 +207,8 @@ def write_run(
         ingested = {o.question_id for o in results.outcomes}  # a build's first question
         built = {r.build for r in refs if r.question_id in ingested}
         ingested = {r.question_id for r in refs if r.build in built}  # every question of it
+        if results.answers_file is not None:  # answered elsewhere, from memories of its own
+            ingested = {r.question_id for r in refs}
         by_id = {r.question_id: r for r in refs}
         attribute_all(
             results.scores,

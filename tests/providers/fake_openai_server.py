@@ -12,7 +12,8 @@ when `stream_options.include_usage` asks for one. A reasoning model's name (o3, 
 gets OpenAI's 400 for what it refuses (tests/providers/openai_reasoning_rules.py), and its
 reasoning tokens count against the cap and in the usage.
 
-Every request's body, headers and connection (the client's port) are recorded.
+Every request's body (parsed, and as the bytes sent: `raw`), headers and connection (the
+client's port) are recorded.
 """
 
 from __future__ import annotations
@@ -44,16 +45,18 @@ class FakeOpenAI:
         self.replies = list(replies)
         self.behaviour = behaviour or Behaviour()
         self.requests: list[dict[str, Any]] = []
+        self.raw: list[bytes] = []  # each request's body exactly as it came
         self.headers: list[dict[str, str]] = []
         self.peers: list[int] = []  # the client port of each request's connection
         self.server: LoopbackServer | None = None
         self._lock = threading.Lock()
 
     def next_reply(
-        self, body: dict[str, Any], headers: dict[str, str], peer: int = 0
+        self, body: dict[str, Any], headers: dict[str, str], peer: int = 0, raw: bytes = b""
     ) -> dict[str, Any]:
         with self._lock:
             self.requests.append(body)
+            self.raw.append(raw)
             self.headers.append(headers)
             self.peers.append(peer)
             reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
@@ -133,8 +136,9 @@ def completion(
 def _handler(fake: FakeOpenAI) -> type[Http11Handler]:
     class Handler(Http11Handler):
         def do_POST(self) -> None:
-            body = json.loads(self.read_body())
-            reply = fake.next_reply(body, self.lower_headers(), self.peer)
+            raw = self.read_body()
+            body = json.loads(raw)
+            reply = fake.next_reply(body, self.lower_headers(), self.peer, raw)
             behaviour: Behaviour = reply.get("behaviour", fake.behaviour)
             if not self.pause(behaviour.latency_s):
                 return
