@@ -12,7 +12,6 @@ stop says so in one line and exits as before.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from lme_bench.ingest.checkpoint import checkpointed_states
 from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.cost import Usage, priced
 from lme_bench.results.ingest_table import ingest_totals
+from lme_bench.results.run_summary import StoppedSummary, write_summary_json
 
 LOCK_WAIT_S = 1.0  # at most this long on a writer's lock of the checkpoints
 
@@ -177,7 +177,7 @@ def write_stopped_summary(run: StoppedRun, signal_name: str) -> str:
     """summary.json, then summary.md, each atomically; the line that says what was spent."""
     summary = stopped_summary(run, signal_name)
     run.run_dir.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(run.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    write_summary_json(run.run_dir / "summary.json", StoppedSummary.model_validate(summary))
     write_text_atomically(run.run_dir / "summary.md", stopped_markdown(summary))
     return stopped_line(summary)
 
