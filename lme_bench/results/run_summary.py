@@ -182,20 +182,35 @@ def parse_summary(data: Any, path: Path | str = "summary.json") -> RunSummary | 
         raise _problem(path, exc) from None
 
 
-def read_summary(path: Path) -> RunSummary | StoppedSummary:
-    """The summary.json at `path`; SummaryError when it cannot be read or is not one."""
+def _loaded(data: bytes | str, path: Path | str) -> Any:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+        return json.loads(data)
+    except UnicodeDecodeError as exc:
         raise SummaryError(f"{path}: cannot be read ({exc})") from exc
     except ValueError as exc:
         raise SummaryError(f"{path}: is not JSON ({exc})") from exc
-    return parse_summary(data, path)
+
+
+def _finished(found: RunSummary | StoppedSummary, path: Path | str) -> RunSummary:
+    if isinstance(found, StoppedSummary):
+        raise SummaryError(f"{path}: the run was stopped; its resumed run writes the summary")
+    return found
+
+
+def read_summary(path: Path) -> RunSummary | StoppedSummary:
+    """The summary.json at `path`; SummaryError when it cannot be read or is not one."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SummaryError(f"{path}: cannot be read ({exc})") from exc
+    return parse_summary(_loaded(data, path), path)
 
 
 def read_run_summary(path: Path) -> RunSummary:
     """The summary.json of a finished run; SummaryError for a stopped run's or a bad file."""
-    found = read_summary(path)
-    if isinstance(found, StoppedSummary):
-        raise SummaryError(f"{path}: the run was stopped; its resumed run writes the summary")
-    return found
+    return _finished(read_summary(path), path)
+
+
+def parse_summary_bytes(data: bytes, path: Path | str = "summary.json") -> RunSummary:
+    """A finished run's summary.json from its bytes (a bundle's member `path`)."""
+    return _finished(parse_summary(_loaded(data, path), path), path)
