@@ -99,7 +99,10 @@ def test_a_run_of_it_is_scored_by_its_own_rule(tmp_path: Path) -> None:
     assert "**Headline**: multiple-choice accuracy 50.0% (1/2)" in markdown
     html = (run / "report.html").read_text()
     assert "<h2>Multiple choice (exact)</h2>" in html
-    assert "<td>preference</td><td class=\"n\">1</td><td class=\"n\">1</td><td class=\"n\">100.0%</td>" in html
+    assert (
+        '<td>preference</td><td class="n">1</td><td class="n">1</td><td class="n">100.0%</td>'
+        in html
+    )
 
     compared = _command("compare", "mc", "mc2", "--results-dir", str(results))
     assert compared.returncode == 0, compared.stderr[-3000:]

@@ -61,7 +61,9 @@ def _folder(results: Path, run_id: str, summary: dict[str, Any], sha: str) -> Pa
 
 
 def write_locomo(results: Path, run_id: str, side: int, sha: str = DATASET) -> None:
-    folder = _folder(results, run_id, run_summary_json("locomo", locomo={"questions": len(LOCOMO)}), sha)
+    folder = _folder(
+        results, run_id, run_summary_json("locomo", locomo={"questions": len(LOCOMO)}), sha
+    )
     rows = [
         {"question_id": q, "category": c, "f1": v[side], "evidence_recall": None}
         for q, (c, *v) in LOCOMO.items()
