@@ -10,11 +10,14 @@ Its file, `*.choices.json`:
                      "choices": ["tea", "coffee"], "answer": "B"}]}]}
 
 Name it in a config as `[dataset] benchmark = "docs/example_benchmark.py:Choices"`. Besides
-the four methods every benchmark has, it defines three scoring hooks
-(lme_bench/benchmarks/scoring_hooks.py): `score_answer` (the rule: one verdict a question),
+the four methods every benchmark has, it defines two scoring hooks
+(lme_bench/benchmarks/scoring_hooks.py): `score_answer` (the rule: one verdict a question) and
 `run_figures` (its accuracy per type in summary.json under `choices`, a summary.md section and
-an answers file in the run folder) and nothing else: the run's other figures are as for any
-benchmark.
+an answers file in the run folder); and report hooks (lme_bench/benchmarks/report_hooks.py):
+its accuracy leads the headline, a section of report.html, and a section of `lme-bench
+compare` pairing each question's exact-match verdict of two runs. The run records where the
+class was found (summary.json `benchmark_source`), so the report and compare code find these
+hooks there. The run's other figures are as for any benchmark.
 """
 
 from __future__ import annotations
@@ -36,7 +39,17 @@ from lme_bench.benchmarks.protocol import (
     Scoring,
     session_key,
 )
+from lme_bench.benchmarks.report_hooks import (
+    CompareRequest,
+    CompareWords,
+    ReportHooks,
+    ReportTable,
+    Section,
+)
 from lme_bench.benchmarks.scoring_hooks import FiguresInput, JudgedQuestion, RunFigures
+from lme_bench.compare.load import CompareError, run_dir
+from lme_bench.compare.official import OfficialPart
+from lme_bench.compare.paired import Groups, MetricComparison, paired_delta, pooled
 
 ANSWERS_FILE = "choices_answers.jsonl"
 _OPTION = re.compile(r"\(([A-Z])\) ([^()]*?)(?= \([A-Z]\) |$)")
@@ -62,8 +75,101 @@ def chosen(question_text: str, response: str) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
+METRIC = "exact match of the chosen option (each question right or wrong)"
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def headline(section: Section) -> list[str]:
+    """The leading part of the run's headline: its exact-match accuracy."""
+    counts = f"{section['correct']}/{section['questions']}"
+    return [f"multiple-choice accuracy {_percent(section['accuracy'])} ({counts})"]
+
+
+def html_section(section: Section) -> ReportTable:
+    """Its section of report.html: accuracy per question type, then overall."""
+    rows = [
+        [kind, str(c["questions"]), str(c["correct"]), _percent(c["accuracy"])]
+        for kind, c in section["by_type"].items()
+    ]
+    rows.append(
+        [
+            "overall",
+            str(section["questions"]),
+            str(section["correct"]),
+            _percent(section["accuracy"]),
+        ]
+    )
+    words = f"Scored by exact match of the chosen option; each answer in {section['answers']}."
+    return ReportTable(
+        "Multiple choice (exact)", words, ["type", "questions", "right", "accuracy"], rows
+    )
+
+
+def _answers(results_dir: Path, run_id: str) -> dict[str, bool] | None:
+    """Question id -> right, from the run's answers file; None when it has none."""
+    path = run_dir(results_dir, run_id) / ANSWERS_FILE
+    if not path.is_file():
+        return None
+    try:
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        return {line["question_id"]: bool(line["correct"]) for line in lines}
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CompareError(f"{path} is not a multiple-choice answers file: {exc}") from exc
+
+
+def compare(request: CompareRequest) -> OfficialPart:
+    """Each question's exact-match verdict in both runs, paired; per type and overall."""
+    a = _answers(request.results_dir, request.run_a)
+    b = _answers(request.results_dir, request.run_b)
+    if a is None or b is None:
+        missing = request.run_a if a is None else request.run_b
+        note = f"not compared: run {missing!r} has no {ANSWERS_FILE}"
+        return OfficialPart(request.benchmark, METRIC, [], note=note)
+    types = _types(request.results_dir, request.run_a)
+    groups: Groups = {}
+    for question_id in sorted(a.keys() & b.keys()):
+        pair = (float(a[question_id]), float(b[question_id]))
+        groups.setdefault(types.get(question_id, "other"), []).append(pair)
+    resamples, seed = request.resamples, request.seed
+    rows = [
+        MetricComparison(kind, paired_delta({kind: pairs}, pooled, resamples, seed))
+        for kind, pairs in groups.items()
+    ]
+    rows.append(MetricComparison("overall", paired_delta(groups, pooled, resamples, seed)))
+    return OfficialPart(request.benchmark, METRIC, rows)
+
+
+def _types(results_dir: Path, run_id: str) -> dict[str, str]:
+    """Question id -> type, as the run's scores record them."""
+    import pyarrow.parquet as pq  # a dependency of lme-bench, needed only here
+
+    path = run_dir(results_dir, run_id) / "scores.parquet"
+    if not path.is_file():
+        return {}
+    rows = pq.read_table(path, columns=["question_id", "question_type"]).to_pylist()
+    return {r["question_id"]: r["question_type"] for r in rows}
+
+
+REPORT_HOOKS = ReportHooks(
+    headline=headline,
+    html_section=html_section,
+    compare=compare,
+    compare_words=CompareWords(
+        title="Multiple choice (exact)",
+        note="Paired per question; 95% intervals from {resamples} paired bootstrap resamples"
+        " (seed {seed}).",
+        y_label="accuracy",
+        first_column="type",
+    ),
+)
+
+
 class Choices:
     name = "choices"
+    report_hooks = REPORT_HOOKS
     scoring = Scoring(
         official_scorers=("exact match of the chosen option",),
         headline=("accuracy", "accuracy per type"),

@@ -64,3 +64,25 @@ def hypothesis_row() -> HypothesisRow:
         top_ke=10,
         top_kc=3,
     )
+
+
+def run_summary_json(benchmark: str = "longmemeval", **parts: Any) -> dict[str, Any]:
+    """A finished run's summary.json with every field a summary has, nothing measured; `parts`
+    add or replace top-level fields (a benchmark's section under its name)."""
+    empty = {"questions": 0, "overall": {}, "by_type": {}}
+    summary: dict[str, Any] = {
+        "note": "averages",
+        "averaging": {"overall": "all", "with_user_evidence": "with user evidence"},
+        "session": dict(empty),
+        "turn": dict(empty),
+        "benchmark": benchmark,
+        "ingestion": {"questions": 0},
+        "memory_health": {"checked": 0, "empty": 0, "question_ids": []},
+        "memory": {"backend": "embedded"},
+        "search_latency": {"n": 0},
+        "cost": None,
+        "run": {"dataset": {"path": "data.json", "sha256": "00" * 32}, "wall_seconds": 1},
+        "incomplete": {"failed": 0, "question_ids": []},
+        "headline": "no figures",
+    }
+    return summary | parts

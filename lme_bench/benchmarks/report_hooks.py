@@ -154,14 +154,27 @@ def _resolve(target: str) -> Callable[..., Any]:
     return found  # type: ignore[no-any-return]
 
 
+def _class_of(name: str, source: str | None) -> type[Any] | None:
+    """The benchmark class of the run: the one `source` (`[dataset] benchmark`, "module:Class"
+    or "path/file.py:Class") loads when its name is `name`, else the one `name` is registered
+    as; None when neither loads (a plug-in not installed here, a file gone)."""
+    for where in (source, name) if source and source != name else (name,):
+        try:
+            cls = benchmark_class(where)
+        except BenchmarkError:
+            continue
+        if where == name or getattr(cls, "name", None) == name:
+            return cls
+    return None
+
+
 @functools.cache
-def report_hooks_of(name: str) -> ReportHooks:
-    """The report hooks of the benchmark `name` (a run's recorded benchmark); none for a name
-    that loads no benchmark (a plug-in not installed here)."""
-    try:
-        found = getattr(benchmark_class(name), "report_hooks", None)
-    except BenchmarkError:
-        return NO_HOOKS
+def report_hooks_of(name: str, source: str | None = None) -> ReportHooks:
+    """The report hooks of the benchmark `name` (a run's recorded benchmark; `source`: its
+    recorded `[dataset] benchmark` when given by path, summary.json's `benchmark_source`);
+    none for a name that loads no benchmark (a plug-in not installed here)."""
+    cls = _class_of(name, source)
+    found = getattr(cls, "report_hooks", None) if cls is not None else None
     if isinstance(found, str):
         found = _attribute(found)
     if found is None:

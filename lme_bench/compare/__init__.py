@@ -13,6 +13,7 @@ runs of different benchmarks do not compare (lme_bench.compare.official).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from lme_bench.benchmarks.report_hooks import CompareRequest, report_hooks_of
@@ -105,15 +106,18 @@ def build_comparison(
     input or when the runs share nothing to compare."""
     if resamples < 1:
         raise CompareError(f"--resamples must be at least 1, got {resamples}")
-    benchmark, datasets = check_same_data(results_dir, run_a, run_b)
+    found, datasets = check_same_data(results_dir, run_a, run_b)
+    benchmark, source = (found.name, found.source) if found else (None, None)
     qa, official = None, None
-    hooks = report_hooks_of(benchmark or OTHER)
+    hooks = report_hooks_of(benchmark or OTHER, source)
     if hooks.replaces_qa is None:  # else no verdicts: the benchmark's own figures stand for QA
         qa = _qa(results_dir, run_a, run_b, judge, allow_different_judges, resamples, seed)
     if hooks.compare is not None:
         asked = (results_dir, run_a, run_b, judge, allow_different_judges, resamples, seed)
         request = CompareRequest(str(benchmark), *asked)
         official = hooks.call("compare", request)
+        if official is not None and source is not None:  # its words are found from there too
+            official = dataclasses.replace(official, source=source)
     retrieval = _retrieval(results_dir, run_a, run_b, resamples, seed)
     if qa is None and not retrieval and not (official and official.rows):
         raise CompareError(
@@ -135,4 +139,5 @@ def build_comparison(
         benchmark,
         official,
         datasets,
+        source,
     )

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from lme_bench.benchmarks.beam.scoring import QuestionScore, aggregate
 from lme_bench.benchmarks.report_hooks import CompareRequest
-from lme_bench.compare.load import CompareError, RunScores, load_scores, run_dir
-from lme_bench.compare.official import OfficialPart, read_json
+from lme_bench.compare.load import CompareError, RunScores, load_scores
+from lme_bench.compare.official import OfficialPart, run_summary
 from lme_bench.compare.paired import Groups, MetricComparison, paired_delta
 
 _CELL = "\t"  # joins a BEAM stratum's ability and chat into one group name
@@ -26,8 +26,8 @@ BEAM_METRIC = "rubric score (official BEAM metric, 0-1; per ability the mean ove
 
 def _beam_judge(results_dir: Path, run_id: str, benchmark: str) -> str | None:
     """The judge the run's BEAM section (summary.json, under the benchmark's name) leads with."""
-    summary = read_json(run_dir(results_dir, run_id) / "summary.json") or {}
-    judge = (summary.get(benchmark) or {}).get("judge")
+    summary = run_summary(results_dir, run_id)
+    judge = ((summary.section(benchmark) if summary else None) or {}).get("judge")
     return judge if isinstance(judge, str) else None
 
 

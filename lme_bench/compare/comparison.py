@@ -40,3 +40,4 @@ class Comparison:
     benchmark: str | None = None  # one with a compare hook, or other; None: unknown
     official: OfficialPart | None = None  # the benchmark's own figures, paired (its hook)
     different_datasets: str | None = None  # the note when the runs read different files
+    benchmark_source: str | None = None  # `[dataset] benchmark` of a benchmark given by path

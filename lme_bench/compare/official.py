@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lme_bench.benchmarks.report_hooks import with_hooks
+from lme_bench.benchmarks.report_hooks import report_hooks_of
 from lme_bench.compare.load import CompareError, run_dir
 from lme_bench.compare.paired import MetricComparison
+from lme_bench.results.run_summary import RunSummary, SummaryError, read_run_summary
 
 OTHER = "other"  # a run of a benchmark without official figures to pair
 
@@ -27,6 +28,7 @@ class OfficialPart:
     rows: list[MetricComparison]  # per category or ability, then the headline row
     judge: str | None = None  # whose scores, for a benchmark judged by its own scorer
     note: str | None = None  # why nothing was compared, when rows is empty
+    source: str | None = None  # the benchmark's `[dataset] benchmark`, when given by path
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -41,15 +43,36 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return found
 
 
-def run_benchmark(results_dir: Path, run_id: str) -> str | None:
-    """The benchmark whose section the run's summary has, of those with a `compare` report hook;
-    `other` for any other summary (LongMemEval or a plug-in benchmark), None without a
+def run_summary(results_dir: Path, run_id: str) -> RunSummary | None:
+    """The run's summary.json (None: it has none); CompareError naming the file and field
+    when it is not a finished run's summary."""
+    path = run_dir(results_dir, run_id) / "summary.json"
+    if not path.is_file():
+        return None
+    try:
+        return read_run_summary(path)
+    except SummaryError as exc:
+        raise CompareError(str(exc)) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class RunBenchmark:
+    name: str  # the benchmark with a `compare` hook whose section the run has, or `other`
+    source: str | None = None  # its `[dataset] benchmark` when given by path
+
+
+def run_benchmark(results_dir: Path, run_id: str) -> RunBenchmark | None:
+    """The benchmark of the run's summary, when its report hooks (found by name, or from the
+    source the summary records) compare runs and the summary holds its section; `other` for
+    any other summary (LongMemEval or a benchmark without a `compare` hook), None without a
     summary.json."""
-    summary = read_json(run_dir(results_dir, run_id) / "summary.json")
+    summary = run_summary(results_dir, run_id)
     if summary is None:
         return None
-    compared = (name for name, hooks in with_hooks() if hooks.compare is not None)
-    return next((name for name in compared if summary.get(name)), OTHER)
+    name, source = summary.benchmark, summary.benchmark_source
+    if report_hooks_of(name, source).compare is not None and summary.section(name):
+        return RunBenchmark(name, source)
+    return RunBenchmark(OTHER)
 
 
 def dataset_sha256(results_dir: Path, run_id: str) -> str | None:
@@ -59,16 +82,18 @@ def dataset_sha256(results_dir: Path, run_id: str) -> str | None:
     return sha if isinstance(sha, str) else None
 
 
-def check_same_data(results_dir: Path, run_a: str, run_b: str) -> tuple[str | None, str | None]:
+def check_same_data(
+    results_dir: Path, run_a: str, run_b: str
+) -> tuple[RunBenchmark | None, str | None]:
     """The runs' shared benchmark (None: not known), and a note when they were made on
     different dataset files (LongMemEval's oracle and S files ask the same questions over other
     haystacks: such runs compare, paired by question id, with the note shown); CompareError
     when the runs are of different benchmarks (as far as both runs recorded it)."""
     bench_a, bench_b = run_benchmark(results_dir, run_a), run_benchmark(results_dir, run_b)
-    if bench_a and bench_b and bench_a != bench_b:
+    if bench_a and bench_b and bench_a.name != bench_b.name:
         raise CompareError(
-            f"runs {run_a!r} ({_name(bench_a)}) and {run_b!r} ({_name(bench_b)}) are runs of "
-            "different benchmarks: their figures are not comparable"
+            f"runs {run_a!r} ({_name(bench_a.name)}) and {run_b!r} ({_name(bench_b.name)}) are"
+            " runs of different benchmarks: their figures are not comparable"
         )
     sha_a, sha_b = dataset_sha256(results_dir, run_a), dataset_sha256(results_dir, run_b)
     note = None

@@ -11,10 +11,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from lme_bench.benchmarks.scoring_hooks import DEFAULT_BENCHMARK, scoring_of
+from lme_bench.benchmarks.scoring_hooks import scoring_of
+from lme_bench.publish.errors import PublishError
 from lme_bench.report.run_report import headline
 from lme_bench.results.qa_scores import qa_summary
 from lme_bench.results.readback import read_hypotheses, read_retrieval, read_scores
+from lme_bench.results.run_summary import RunSummary, SummaryError, parse_summary_bytes
 from lme_bench.results.summary import search_latency, summarize_retrieval
 from lme_bench.retrieval.official_ids import GRANULARITIES
 
@@ -37,30 +39,38 @@ def _tables(files: Mapping[str, bytes]) -> tuple[list[Any], list[Any], list[Any]
 
 
 def _qa(
-    summary: dict[str, Any], retrieval: list[Any], hypotheses: list[Any], scores: list[Any]
+    qa: dict[str, Any], retrieval: list[Any], hypotheses: list[Any], scores: list[Any]
 ) -> dict[str, Any]:
     types = {r.question_id: r.question_type for r in (*retrieval, *hypotheses, *scores)}
     abstaining = {r.question_id for r in (*retrieval, *hypotheses, *scores) if r.is_abstention}
-    judges = summary["qa"]["judges"]
+    judges = qa["judges"]
     recorded = next((j.get("prompts") for j in judges.values() if j.get("prompts")), None)
     verdicts = [s for s in scores if s.score is None]  # a graded rubric has its own section
     return dict(qa_summary(verdicts, hypotheses, types, recorded, abstaining))
 
 
+def summary_of(path: Path, data: bytes) -> RunSummary:
+    """The run summary `data` holds (the file at `path`); PublishError naming the field."""
+    try:
+        return parse_summary_bytes(data, path)
+    except SummaryError as exc:
+        raise PublishError(str(exc)) from exc
+
+
 def recomputed(
-    summary: dict[str, Any], files: Mapping[str, bytes], configured: str | None = None
+    summary: RunSummary, files: Mapping[str, bytes], configured: str | None = None
 ) -> dict[str, Any]:
     """The parts of summary.json the bundle's rows give again (`configured`: the run's
     `[dataset] benchmark`, which finds a plug-in's scoring hooks)."""
     retrieval, hypotheses, scores = _tables(files)
-    scoring = scoring_of(summary.get("benchmark", DEFAULT_BENCHMARK), configured)
+    scoring = scoring_of(summary.benchmark, configured or summary.benchmark_source)
     again: dict[str, Any] = {}
     if retrieval:
         figures = summarize_retrieval(retrieval, longmemeval=scoring.longmemeval_averages)
-        again |= {g: figures[g] for g in GRANULARITIES if g in summary}
+        again |= {g: figures[g] for g in GRANULARITIES}
         again["search_latency"] = search_latency(retrieval)
-    if "qa" in summary and scores:
-        qa = _qa(summary, retrieval, hypotheses, scores)
+    if summary.qa is not None and scores:
+        qa = _qa(summary.qa, retrieval, hypotheses, scores)
         again["qa"] = {
             "judges": {
                 name: {g: record[g] for g in ACCURACY_GROUPS if g in record}
@@ -115,24 +125,23 @@ def _merged(recorded: Any, again: Any) -> Any:
     return again
 
 
-def differences(summary: dict[str, Any], files: Mapping[str, bytes]) -> tuple[list[str], int]:
+def differences(summary: RunSummary, files: Mapping[str, bytes]) -> tuple[list[str], int]:
     """The figures of summary.json that its rows do not give (each named, with both values),
     and how many figures were compared."""
     config = json.loads(files["config.json"]) if "config.json" in files else {}
     configured = ((config.get("settings") or {}).get("dataset") or {}).get("benchmark")
     again = recomputed(summary, files, configured if isinstance(configured, str) else None)
     found, compared = [], 0
+    written = summary.model_dump(exclude_unset=True)
     for path, value in _leaves(again, ""):
-        recorded = _lookup(summary, path)
+        recorded = _lookup(written, path)
         compared += 1
         if recorded is _MISSING:
             found.append(f"summary.json: {path} is missing (the rows give {value!r})")
         elif not _same(value, recorded):
             found.append(f"summary.json: {path} is {recorded!r}; the rows give {value!r}")
-    line = headline(_merged(summary, again))
+    line = headline(_merged(written, again))
     compared += 1
-    if summary.get("headline") != line:
-        found.append(
-            f"summary.json: headline is {summary.get('headline')!r}; the rows give {line!r}"
-        )
+    if summary.headline != line:
+        found.append(f"summary.json: headline is {summary.headline!r}; the rows give {line!r}")
     return found, compared

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.results.qa_scores import eval_results_name
+from lme_bench.results.run_summary import RunSummary
 
 OFFICIAL_MODEL = "gpt-4o-2024-08-06"  # the only judge model the printer accepts
 PRINTER = Path("src") / "evaluation" / "print_qa_metrics.py"
@@ -55,7 +56,7 @@ def _same(a: float, b: float) -> bool:
 
 def official_check(
     files: Mapping[str, bytes],
-    summary: dict[str, Any],
+    summary: RunSummary,
     repo: Path,
     dataset: Path | None,
     python: str = sys.executable,
@@ -66,7 +67,7 @@ def official_check(
         return [f"{repo}: not a LongMemEval checkout (no {PRINTER.as_posix()})"], ""
     if dataset is None:
         return ["--official-repo needs --dataset: the printer reads the question types there"], ""
-    judges = (summary.get("qa") or {}).get("judges", {})
+    judges = (summary.qa or {}).get("judges", {})
     official = [n for n, j in judges.items() if j.get("kind") == "llm"
                 and n.split(":", 1)[-1] == OFFICIAL_MODEL]  # fmt: skip
     name = eval_results_name(official[0]) if official else ""

@@ -16,8 +16,10 @@ from typing import Any
 
 from lme_bench.publish.contents import collect, finished_manifest
 from lme_bench.publish.errors import PublishError
+from lme_bench.publish.figures import summary_of
 from lme_bench.publish.scrub import scrub_json, sensitive
 from lme_bench.publish.signing import read_key, sign
+from lme_bench.results.run_summary import RunSummary
 
 BUNDLE_VERSION = 1
 MANIFEST = "BUNDLE.json"
@@ -36,10 +38,10 @@ def _digest(data: bytes) -> dict[str, Any]:
     return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
-def _judges(manifest: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+def _judges(manifest: dict[str, Any], summary: RunSummary) -> dict[str, Any]:
     """Each judge: its request shape (from the manifest), its prompt version and digests."""
     requests = (manifest.get("models") or {}).get("judge_requests") or {}
-    judges = ((summary.get("qa") or {}).get("judges")) or {}
+    judges = ((summary.qa or {}).get("judges")) or {}
     found: dict[str, Any] = {}
     for name in sorted(set(requests) | set(judges)):
         record = judges.get(name) or {}
@@ -53,7 +55,7 @@ def _judges(manifest: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]
 
 
 def bundle_manifest(
-    manifest: dict[str, Any], summary: dict[str, Any], files: Mapping[str, bytes]
+    manifest: dict[str, Any], summary: RunSummary, files: Mapping[str, bytes]
 ) -> dict[str, Any]:
     dataset = manifest.get("dataset") or {}
     return {
@@ -113,7 +115,7 @@ def bundle_run(
     private = read_key(key) if key is not None else None  # a bad key fails before any work
     found = sensitive(run_dir, manifest, environ)
     contents = collect(run_dir, found, manifest)
-    summary = json.loads(contents.files["summary.json"])
+    summary = summary_of(run_dir / "summary.json", contents.files["summary.json"])
     record = scrub_json(bundle_manifest(manifest, summary, contents.files), found)
     encoded = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode()
     what = found.found(encoded.decode())

@@ -12,7 +12,7 @@ from typing import Any
 
 from lme_bench.publish.archive import read_members
 from lme_bench.publish.errors import PublishError
-from lme_bench.publish.figures import differences
+from lme_bench.publish.figures import differences, summary_of
 from lme_bench.publish.official import official_check
 from lme_bench.publish.pack import MANIFEST, SIGNATURE
 from lme_bench.publish.signing import check_signature
@@ -100,9 +100,12 @@ def verify_members(
     if dataset is not None:
         _dataset(record, dataset, verdict)
     try:
-        summary = json.loads(members["summary.json"])
-    except (KeyError, ValueError) as exc:
-        verdict.problems.append(f"summary.json: cannot be read ({exc})")
+        summary = summary_of(Path("summary.json"), members["summary.json"])
+    except KeyError:
+        verdict.problems.append("summary.json: not in the bundle")
+        return verdict
+    except PublishError as exc:
+        verdict.problems.append(str(exc))
         return verdict
     try:
         found, compared = differences(summary, members)

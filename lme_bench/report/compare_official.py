@@ -24,7 +24,7 @@ class OfficialTable:
 
 
 def _words(part: OfficialPart) -> CompareWords:
-    words = report_hooks_of(part.benchmark).compare_words
+    words = report_hooks_of(part.benchmark, part.source).compare_words
     if words is None:
         raise ValueError(f"benchmark {part.benchmark!r} compares runs without compare_words")
     return words

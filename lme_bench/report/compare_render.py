@@ -137,7 +137,9 @@ def _judge_line(side: str, run: str, labels: JudgeLabels) -> str:
 
 def _hooks(c: Comparison) -> ReportHooks:
     """The report hooks of the benchmark both runs are of (none when it is not known)."""
-    return report_hooks_of(c.benchmark) if c.benchmark is not None else NO_HOOKS
+    if c.benchmark is None:
+        return NO_HOOKS
+    return report_hooks_of(c.benchmark, c.benchmark_source)
 
 
 def _qa_label(c: Comparison) -> str | None:

@@ -180,7 +180,8 @@ def _qa_section(qa: dict[str, Any]) -> str:
 def _benchmark_section(summary: dict[str, Any]) -> str:
     """The run's benchmark's own figures (its report hooks' section), official first."""
     benchmark = summary.get("benchmark", DEFAULT_BENCHMARK)
-    hooks, section = report_hooks_of(benchmark), summary.get(benchmark)
+    hooks = report_hooks_of(benchmark, summary.get("benchmark_source"))
+    section = summary.get(benchmark)
     if not section or hooks.html_section is None:
         return ""
     found: ReportTable = hooks.call("html_section", section)
@@ -192,7 +193,9 @@ def _benchmark_section(summary: dict[str, Any]) -> str:
 def _verdicts_label(summary: dict[str, Any]) -> str | None:
     """What the verdict accuracy is when the benchmark's own figures are the official ones."""
     benchmark = summary.get("benchmark", DEFAULT_BENCHMARK)
-    return report_hooks_of(benchmark).verdicts_label if summary.get(benchmark) else None
+    if not summary.get(benchmark):
+        return None
+    return report_hooks_of(benchmark, summary.get("benchmark_source")).verdicts_label
 
 
 def _chart(summary: dict[str, Any], primary: str | None) -> str:

@@ -92,10 +92,13 @@ def _averages_note(words: QaWords) -> str:
     )
 
 
-def qa_markdown(summary: QaReport, benchmark: str = DEFAULT_BENCHMARK) -> str:
-    """The QA section; `benchmark`'s report hooks choose the notes (an official rule names its
-    scripts), and a run without yes/no verdicts and without an official rule gets none."""
-    words = report_hooks_of(benchmark).qa_words
+def qa_markdown(
+    summary: QaReport, benchmark: str = DEFAULT_BENCHMARK, source: str | None = None
+) -> str:
+    """The QA section; `benchmark`'s report hooks (`source`: its `[dataset] benchmark`, when
+    given by path) choose the notes (an official rule names its scripts), and a run without
+    yes/no verdicts and without an official rule gets none."""
+    words = report_hooks_of(benchmark, source).qa_words
     answers = summary["answers"]
     lines = [
         "## Question answering",

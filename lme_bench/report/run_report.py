@@ -3,7 +3,6 @@ report.html; what `lme_bench.run.finish` writes once the tables are in place."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.qa_scores import primary_judge
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.results.run_folder import rerun_command
+from lme_bench.results.run_summary import RunSummary, write_summary_json
 from lme_bench.results.summary import not_applicable
 from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow
 
@@ -47,7 +47,7 @@ def headline(summary: dict[str, Any]) -> str:
     so; last, empty memories and hits that name sessions or turns never stored."""
     parts = []
     benchmark = summary.get("benchmark", DEFAULT_BENCHMARK)
-    hooks = report_hooks_of(benchmark)
+    hooks = report_hooks_of(benchmark, summary.get("benchmark_source"))
     section = summary.get(benchmark)
     if section is not None and hooks.headline is not None:
         parts += hooks.call("headline", section)
@@ -149,7 +149,8 @@ def run_markdown(
         markdown = f"{heading}\n\n" + "\n".join(p for p in sections if p) + f"\n{retrieval}"
         markdown += "\n" + totals_markdown(summary["ingestion"])
     if summary.get("qa"):
-        markdown += "\n" + qa_markdown(summary["qa"], summary.get("benchmark", DEFAULT_BENCHMARK))
+        benchmark = summary.get("benchmark", DEFAULT_BENCHMARK)
+        markdown += "\n" + qa_markdown(summary["qa"], benchmark, summary.get("benchmark_source"))
     if summary.get("cost"):
         markdown += "\n" + "\n".join(cost_markdown(summary["cost"])) + "\n"
     if summary.get("estimate"):
@@ -178,11 +179,13 @@ def run_markdown(
     return markdown
 
 
-def write_summary(run_dir: Path, markdown: str, summary: dict[str, Any]) -> None:
-    """summary.md and summary.json, each atomically: every run writes them, whichever stages
-    it ran (an ingest-only run's hold its ingestion)."""
+def write_summary(run_dir: Path, markdown: str, summary: Mapping[str, Any]) -> None:
+    """summary.md and summary.json (through RunSummary, which checks its fields), each
+    atomically: every run writes them, whichever stages it ran (an ingest-only run's hold
+    its ingestion)."""
+    typed = RunSummary.model_validate(summary)
     write_text_atomically(run_dir / "summary.md", markdown)
-    write_text_atomically(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    write_summary_json(run_dir / "summary.json", typed)
 
 
 def write_report(

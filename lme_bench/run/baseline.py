@@ -11,7 +11,6 @@ cannot be made is said so in the record; it does not fail the run.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from lme_bench.compare.gate import check_regression
 from lme_bench.config.settings import Settings
 from lme_bench.report.compare import CompareError, compare_runs
 from lme_bench.report.regression import figure_record, regression_message
+from lme_bench.results.run_summary import RunSummary, read_summary
 from lme_bench.results.series_runs import latest_before, read_series_run
 
 PREVIOUS = "previous"
@@ -27,14 +27,14 @@ REGRESSED = "regressed"
 
 
 def _recorded(run_dir: Path) -> str | None:
-    """The baseline this run id was compared with before, from its summary.json."""
-    try:
-        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+    """The baseline this run id was compared with before, from its summary.json (none for a
+    first run or a stopped one); SummaryError naming the file and field for a bad one."""
+    path = run_dir / "summary.json"
+    if not path.is_file():
         return None
-    record = summary.get("baseline") if isinstance(summary, dict) else None
-    found = record.get("run_id") if isinstance(record, dict) else None
-    return found if isinstance(found, str) and found else None
+    summary = read_summary(path)
+    record = summary.baseline if isinstance(summary, RunSummary) else None
+    return record.run_id if record is not None and record.run_id else None
 
 
 def previous_baseline(

@@ -187,6 +187,9 @@ def write_run(
     averages = _scoring(benchmark, settings).longmemeval_averages
     summary = summarize_retrieval(retrieval, longmemeval=averages)
     summary["benchmark"] = benchmark
+    configured = settings.dataset.benchmark
+    if configured is not None and ":" in configured:  # given by path: its hooks are found there
+        summary["benchmark_source"] = configured
     shared_builds = any(r.build != r.question_id for r in refs)
     summary["ingestion"] = ingest_totals(records, shared_builds)
     summary["ingestion"]["unfinished_sessions"] = len(unfinished)

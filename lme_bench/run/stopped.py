@@ -13,7 +13,6 @@ says so in one line and exits as before.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from lme_bench.results.atomic import write_text_atomically
 from lme_bench.results.cost import Usage, priced
 from lme_bench.results.ingest_table import ingest_totals
 from lme_bench.results.run_mirror import publish_files
+from lme_bench.results.run_summary import StoppedSummary, write_summary_json
 
 LOCK_WAIT_S = 1.0  # at most this long on a writer's lock of the checkpoints
 
@@ -181,7 +181,7 @@ def write_stopped_summary(run: StoppedRun, signal_name: str) -> str:
     """summary.json, then summary.md, each atomically; the line that says what was spent."""
     summary = stopped_summary(run, signal_name)
     run.run_dir.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(run.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    write_summary_json(run.run_dir / "summary.json", StoppedSummary.model_validate(summary))
     write_text_atomically(run.run_dir / "summary.md", stopped_markdown(summary))
     written = [run.run_dir / "summary.json", run.run_dir / "summary.md"]
     publish_files(run.results_url, run.run_dir.parent, written)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,21 +42,33 @@ def test_its_hooks_are_found_through_the_config_that_names_it() -> None:
     assert not scoring.score_answer(record, "I drink tea")
 
 
-@pytest.mark.slow  # runs the whole flow
-def test_a_run_of_it_is_scored_by_its_own_rule(tmp_path: Path) -> None:
-    config = tmp_path / "choices.toml"
-    config.write_text(CONFIG.format(example=EXAMPLE))
-    results = tmp_path / "results"
-    where = ["--dataset", str(DATA), "--results-dir", str(results), "--run-id", "mc"]
-    done = subprocess.run(
-        [sys.executable, "-m", "lme_bench_flows.command", "run", str(config), *where],
+def _command(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lme_bench_flows.command", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=900,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_no_core_module_names_it() -> None:
+    """Its report hooks are found from the run's record of where the class is, not by name."""
+    core = [*(ROOT / "lme_bench").rglob("*.py"), *(ROOT / "flows").rglob("*.py")]
+    naming = [p for p in core if re.search(r"example_benchmark|choices_answers", p.read_text())]
+    assert naming == []
+
+
+@pytest.mark.slow  # runs the whole flow, twice
+def test_a_run_of_it_is_scored_by_its_own_rule(tmp_path: Path) -> None:
+    config = tmp_path / "choices.toml"
+    config.write_text(CONFIG.format(example=EXAMPLE))
+    results = tmp_path / "results"
+    for run_id in ("mc", "mc2"):
+        where = ["--dataset", str(DATA), "--results-dir", str(results), "--run-id", run_id]
+        done = _command("run", str(config), *where)
+        assert done.returncode == 0, done.stderr[-3000:]
     run = results / "mc"
     scores = pq.read_table(run / "scores.parquet").to_pylist()
     assert {(s["judge"], s["judge_kind"], s["llm_calls"]) for s in scores} == {
@@ -79,4 +92,28 @@ def test_a_run_of_it_is_scored_by_its_own_rule(tmp_path: Path) -> None:
     assert summary["qa"]["judges"]["rule:choices"]["overall"]["correct"] == 1
     lines = (run / "choices_answers.jsonl").read_text().splitlines()
     assert [json.loads(line)["correct"] for line in lines] == [True, False]
-    assert "Multiple choice (exact)" in (run / "summary.md").read_text()
+    assert summary["benchmark_source"] == f"{EXAMPLE}:Choices"
+    assert summary["headline"].startswith("multiple-choice accuracy 50.0% (1/2)")
+    markdown = (run / "summary.md").read_text()
+    assert "## Multiple choice (exact)" in markdown
+    assert "**Headline**: multiple-choice accuracy 50.0% (1/2)" in markdown
+    html = (run / "report.html").read_text()
+    assert "<h2>Multiple choice (exact)</h2>" in html
+    assert (
+        '<td>preference</td><td class="n">1</td><td class="n">1</td><td class="n">100.0%</td>'
+        in html
+    )
+
+    compared = _command("compare", "mc", "mc2", "--results-dir", str(results))
+    assert compared.returncode == 0, compared.stderr[-3000:]
+    assert "Multiple choice (exact)" in compared.stdout
+    assert "Metric: exact match of the chosen option" in compared.stdout
+    official = json.loads((results / "compare" / "compare-mc-vs-mc2.json").read_text())["official"]
+    assert official["benchmark"] == "choices"
+    assert official["rows"]["overall"] == {
+        "n": 2,
+        "a": 0.5,
+        "b": 0.5,
+        "delta": 0.0,
+        "ci95": [0.0, 0.0],
+    }

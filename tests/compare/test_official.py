@@ -21,6 +21,7 @@ from lme_bench.report.compare import compare_runs
 from lme_bench.report.locomo import QUESTION_SCORES_NAME, locomo_report
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow, scores_table
 from tests.benchmarks.locomo.samples import listed_sample, write_json
+from tests.factories import run_summary_json
 
 RESAMPLES = 200
 DATASET = "d" * 64
@@ -60,7 +61,9 @@ def _folder(results: Path, run_id: str, summary: dict[str, Any], sha: str) -> Pa
 
 
 def write_locomo(results: Path, run_id: str, side: int, sha: str = DATASET) -> None:
-    folder = _folder(results, run_id, {"locomo": {"questions": len(LOCOMO)}}, sha)
+    folder = _folder(
+        results, run_id, run_summary_json("locomo", locomo={"questions": len(LOCOMO)}), sha
+    )
     rows = [
         {"question_id": q, "category": c, "f1": v[side], "evidence_recall": None}
         for q, (c, *v) in LOCOMO.items()
@@ -90,7 +93,7 @@ def _beam_row(qid: str, ability: str, score: float | None, sha: str = "b" * 64) 
 
 
 def write_beam(results: Path, run_id: str, side: int, sha: str = "b" * 64) -> None:
-    folder = _folder(results, run_id, {"beam": {"judge": JUDGE}}, DATASET)
+    folder = _folder(results, run_id, run_summary_json("beam", beam={"judge": JUDGE}), DATASET)
     rows = [_beam_row(q, a, v[side], sha) for q, (a, *v) in BEAM.items()]
     # a later repeat never counts: only the first judgment is the question's score
     rows += [

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from lme_bench.run.baseline import choose_baseline, previous_baseline
+from tests.factories import run_summary_json
 from tests.results.test_series_runs import _run
 
 GROUND = ("longmemeval", "aa")
@@ -19,7 +20,9 @@ def test_a_rerun_keeps_the_baseline_it_was_first_compared_with(tmp_path: Path) -
     _run(tmp_path, "w4", "2026-12-07T03:00:00+00:00")
     rerun = tmp_path / "w3"
     rerun.mkdir()
-    (rerun / "summary.json").write_text(json.dumps({"baseline": {"run_id": "w2"}}))
+    recorded = {"compare_to": "previous", "series": "weekly", "run_id": "w2"}
+    baseline = recorded | {"status": "no_regression", "message": "no figure dropped"}
+    (rerun / "summary.json").write_text(json.dumps(run_summary_json(baseline=baseline)))
     assert previous_baseline(rerun, "weekly", GROUND, NOW) == "w2"  # not w4, started since
     (tmp_path / "w2" / "manifest.json").unlink()  # the baseline gone: the latest one then
     assert previous_baseline(rerun, "weekly", GROUND, NOW) == "w4"
