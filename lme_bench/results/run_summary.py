@@ -102,7 +102,7 @@ class RunSummary(BaseModel):
     ingestion: Section
     memory_health: Section
     memory: Section
-    search_latency: Section
+    search_latency: Section | None  # None: no search ran (answers scored by `lme-bench score`)
     qa: Section | None = None
     memory_system: Section | None = None
     cost: Section | None  # None: the run called no priced model
