@@ -1,13 +1,13 @@
 """Every question's stages in the flow: the core scheduler (lme_bench.run.scheduler) handed
 Prefect task runs to submit (flows/stage_runs.py), the cache to look results up in, the batch
-API stages to run held back (flows/batched_stages.py), and the progress to tell."""
+API stages to run held back (flows/batch_job_stages.py), and the progress to tell."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from lme_bench_flows import artifacts
-from lme_bench_flows.batched_stages import HeldBackStages
+from lme_bench_flows.batch_job_stages import HeldBackStages
 from lme_bench_flows.stage_runs import StageRuns, as_is
 from lme_bench_tasks import benchmark as tasks
 from prefect import get_run_logger

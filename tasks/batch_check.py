@@ -1,4 +1,4 @@
-"""A look at a run's batch jobs, whatever their stage (lme_bench.run.batched)."""
+"""A look at a run's batch jobs, whatever their stage (lme_bench.run.batch_job_watch)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from prefect.cache_policies import NO_CACHE
 
 from lme_bench.config.settings import Settings
 from lme_bench.results.batch_jobs import BatchJob
-from lme_bench.run import batched
+from lme_bench.run import batch_job_watch
 
 
 @task(
@@ -20,4 +20,4 @@ from lme_bench.run import batched
     retry_delay_seconds=10,
 )
 def check_batch_jobs(jobs: list[BatchJob], settings: Settings, run_dir: Path) -> bool:
-    return batched.refresh(jobs, settings, run_dir)
+    return batch_job_watch.refresh(jobs, settings, run_dir)

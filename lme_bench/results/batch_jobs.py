@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lme_bench.providers.batch.protocol import BatchApi, BatchRequest
+from lme_bench.providers.batch_jobs.protocol import BatchJobApi, BatchRequest
 from lme_bench.results.atomic import write_text_atomically
 
 FOLDER = "batches"
@@ -76,7 +76,7 @@ def find_job(run_dir: Path, stage: str, provider: str, requests_sha256: str) -> 
     return None
 
 
-def answered_in_batch(jobs: Iterable[BatchJob]) -> dict[tuple[str, str, int], float]:
+def answered_in_batch_jobs(jobs: Iterable[BatchJob]) -> dict[tuple[str, str, int], float]:
     """(question id, model, repeat) of every item a job answered -> its price factor."""
     found: dict[tuple[str, str, int], float] = {}
     for job in jobs:
@@ -111,7 +111,7 @@ def submit_or_find(
     run_dir: Path,
     stage: str,
     provider: str,
-    api: BatchApi,
+    api: BatchJobApi,
     requests: Sequence[BatchRequest],
     items: dict[str, list[Any]],
     description: str,
@@ -135,7 +135,7 @@ def submit_or_find(
     return job
 
 
-def refresh_job(run_dir: Path, job: BatchJob, api: BatchApi) -> bool:
+def refresh_job(run_dir: Path, job: BatchJob, api: BatchJobApi) -> bool:
     """Look once at a job still running and record what it says; whether it has ended."""
     if job.state != "running":
         return True

@@ -34,7 +34,7 @@ from lme_bench.report.run_report import (
     write_report,
     write_summary,
 )
-from lme_bench.results.batch_jobs import answered_in_batch, manifest_entries, read_jobs
+from lme_bench.results.batch_jobs import answered_in_batch_jobs, manifest_entries, read_jobs
 from lme_bench.results.cost import run_cost, system_usage
 from lme_bench.results.estimates import beside_spent, spent_by_stage
 from lme_bench.results.ingest_table import (
@@ -244,8 +244,8 @@ def write_run(
         questions=len(refs),
         correct=primary["overall"]["correct"] if primary else None,
         prices=settings.prices,
-        batch_factors=answered_in_batch(read_jobs(run_dir, "judge")),
-        answer_factors=answered_in_batch(read_jobs(run_dir, "answer")),
+        batch_factors=answered_in_batch_jobs(read_jobs(run_dir, "judge")),
+        answer_factors=answered_in_batch_jobs(read_jobs(run_dir, "answer")),
     )
     for row in results.retrieval or []:
         if row.status == "error":  # not-applicable rows are no failure

@@ -28,14 +28,14 @@ from lme_bench.ingest.question import IngestOutcome as IngestOutcome
 from lme_bench.ingest.question import MemoryLocation as MemoryLocation
 from lme_bench.ingest.question import check_run_models
 from lme_bench.ingest.question import locate_memories as locate_memories
-from lme_bench.judge.batch_stage import judge_specs
+from lme_bench.judge.batch_job_stage import judge_specs
 from lme_bench.judge.calibration.profile import check_profile
 from lme_bench.judge.panel import JudgePanel as JudgePanel
 from lme_bench.judge.panel import judge_panel as judge_panel
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.stage import judge_question as judge_question
 from lme_bench.providers.factory import check_models
-from lme_bench.qa.batch_stage import reader_spec
+from lme_bench.qa.batch_job_stage import reader_spec
 from lme_bench.qa.stage import answer_question as answer_question
 from lme_bench.results.manifest import package_versions
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow

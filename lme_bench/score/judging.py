@@ -2,7 +2,7 @@
 question judged by the run's own `judge_question` with the retries a judge task gets
 (lme_bench.run.batch.run_each), `[limits] judge` questions at a time and every model call
 under its provider's limits; or, with `[judge] batch = true`, through the provider's batch API
-exactly as a run sends it (lme_bench.judge.batch_stage.judge_in_batch)."""
+exactly as a run sends it (lme_bench.judge.batch_job_stage.judge_in_batch_jobs)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lme_bench.judge.batch_stage import JudgeItem, judge_in_batch
+from lme_bench.judge.batch_job_stage import JudgeItem, judge_in_batch_jobs
 from lme_bench.judge.panel import JudgePanel
 from lme_bench.results.qa_tables import ScoreRow
 from lme_bench.run.batch import run_each
@@ -78,7 +78,7 @@ def judge_batch(items: Sequence[JudgeItem], judges: JudgePanel, run_dir: Path) -
     """Through the batch API: one job per provider (found again in `run_dir` when a score
     of the same requests was interrupted), what the job did not answer judged call by call."""
     judged = Judged()
-    found = judge_in_batch(items, judges, run_dir)
+    found = judge_in_batch_jobs(items, judges, run_dir)
     for item in items:
         rows = found[item.ref.question_id]
         try:

@@ -20,7 +20,7 @@ from typing import Any
 
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.judge.batch_stage import JudgeItem
+from lme_bench.judge.batch_job_stage import JudgeItem
 from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.run.finish import RunReport, RunResults, write_run
 from lme_bench.run.steps import judge_panel, plan_run, prepare_questions

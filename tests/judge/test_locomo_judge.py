@@ -17,7 +17,7 @@ import pytest
 from lme_bench.benchmarks.split import splitter_for
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
-from lme_bench.judge.batch_stage import JudgeItem, judge_in_batch
+from lme_bench.judge.batch_job_stage import JudgeItem, judge_in_batch_jobs
 from lme_bench.judge.locomo_stage import NO_ANSWER_EXPLANATION, locomo_input
 from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.prompts import bundled_prompts_dir, load_prompt_set
@@ -165,7 +165,7 @@ def test_batch_judging_gives_the_call_by_call_rows(tmp_path: Path) -> None:
         )
         settings = load_settings(config, **{"run.results_dir": str(tmp_path / "results")})
         items = [JudgeItem(r, _answered(r, settings)) for r in refs]
-        batched = judge_in_batch(
+        batched = judge_in_batch_jobs(
             items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
         )
         assert not fake.chat_requests  # every verdict came from the job

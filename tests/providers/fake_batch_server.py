@@ -95,7 +95,7 @@ class FakeBatch:
         }
 
 
-class FakeBatchApi:
+class FakeBatchJobApi:
     def __init__(
         self,
         answer: Answer = yes_or_no,
@@ -226,7 +226,7 @@ def multipart_fields(content_type: str, data: bytes) -> dict[str, tuple[str | No
     return fields
 
 
-def _handler(fake: FakeBatchApi) -> type[Http11Handler]:
+def _handler(fake: FakeBatchJobApi) -> type[Http11Handler]:
     class Handler(Http11Handler):
         def note(self) -> None:
             with fake._lock:
@@ -284,9 +284,9 @@ def _handler(fake: FakeBatchApi) -> type[Http11Handler]:
 
 
 @contextmanager
-def serve_batches(fake: FakeBatchApi | None = None) -> Iterator[tuple[str, FakeBatchApi]]:
+def serve_batches(fake: FakeBatchJobApi | None = None) -> Iterator[tuple[str, FakeBatchJobApi]]:
     """Run the fake on a free loopback port; yields (base_url ending in /v1, the fake)."""
-    fake = fake or FakeBatchApi()
+    fake = fake or FakeBatchJobApi()
     with run_server(_handler(fake)) as server:
         fake.server = server
         yield f"http://127.0.0.1:{server.server_address[1]}/v1", fake

@@ -10,13 +10,13 @@ from typing import get_args
 import pytest
 
 from lme_bench.config.settings import ConfigError, ProviderSettings, Settings, load_settings
-from lme_bench.judge.batch_stage import judge_specs
+from lme_bench.judge.batch_job_stage import judge_specs
 from lme_bench.judge.request_shapes import request_shape
 from lme_bench.providers import faults, registry
 from lme_bench.providers.factory import parse_model, problems, retry_policy
 from lme_bench.providers.kinds.fake import Fake
 from lme_bench.providers.retry import RetryPolicy
-from lme_bench.qa.batch_stage import reader_spec
+from lme_bench.qa.batch_job_stage import reader_spec
 from lme_bench.run.estimate import _counter
 
 

@@ -12,7 +12,7 @@ from lme_bench.providers.kinds.base import BodyApi, Provider
 
 if TYPE_CHECKING:
     from lme_bench.providers.anthropic_messages import AnthropicMessages
-    from lme_bench.providers.batch.protocol import BatchApi
+    from lme_bench.providers.batch_jobs.protocol import BatchJobApi
     from lme_bench.providers.spec import ModelSpec
 
 DEFAULT_ENDPOINT = "https://api.anthropic.com"
@@ -57,7 +57,7 @@ class Anthropic(Provider):
         chat = AnthropicChat(spec.model, api, max_tokens, temperature=models.temperature or 0.0)
         return CallerNamed(chat, self.caller(spec))
 
-    def batch_api(self, spec: ModelSpec, timeout_s: float) -> BatchApi:
-        from lme_bench.providers.batch.clients import anthropic_batch_client
+    def batch_job_api(self, spec: ModelSpec, timeout_s: float) -> BatchJobApi:
+        from lme_bench.providers.batch_jobs.clients import anthropic_batch_job_client
 
-        return anthropic_batch_client(self.api_key(spec) or "", self.base_url(spec), timeout_s)
+        return anthropic_batch_job_client(self.api_key(spec) or "", self.base_url(spec), timeout_s)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # LangChain is imported only when a model is built (a raw run
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage
 
-    from lme_bench.providers.batch.protocol import BatchApi
+    from lme_bench.providers.batch_jobs.protocol import BatchJobApi
     from lme_bench.providers.fault_types import Fault
     from lme_bench.providers.judge_shapes import RequestShape
     from lme_bench.providers.spec import ModelSpec
@@ -109,7 +109,7 @@ class Provider:
     def check_batch(self, spec: ModelSpec, where: str) -> None:
         """ConfigError (starting with `where`) when its batch jobs cannot take this model."""
 
-    def batch_api(self, spec: ModelSpec, timeout_s: float) -> BatchApi:
+    def batch_job_api(self, spec: ModelSpec, timeout_s: float) -> BatchJobApi:
         raise ProviderConfigError(f"{spec.label}: a {spec.kind!r} provider has no batch API here")
 
     def batch_body(self, shape: RequestShape, model: str, prompt: str) -> dict[str, Any]:

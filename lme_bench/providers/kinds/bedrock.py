@@ -16,7 +16,7 @@ from lme_bench.providers.retry_policy import RetryPolicy
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from lme_bench.providers.batch.protocol import BatchApi
+    from lme_bench.providers.batch_jobs.protocol import BatchJobApi
     from lme_bench.providers.spec import ModelSpec
 
 _ERROR_CODES: dict[str, Cause] = {
@@ -78,7 +78,7 @@ class Bedrock(Provider):
         )
 
     def check_batch(self, spec: ModelSpec, where: str) -> None:
-        from lme_bench.providers.batch.bedrock_batch import is_claude
+        from lme_bench.providers.batch_jobs.bedrock_jobs import is_claude
 
         if not is_claude(spec.model):
             raise ConfigError(f"{where}: Bedrock batch jobs are sent for Claude models only here")
@@ -89,18 +89,18 @@ class Bedrock(Provider):
                 " batch_role_arn (the role Bedrock reads and writes it as)"
             )
 
-    def batch_api(self, spec: ModelSpec, timeout_s: float) -> BatchApi:
+    def batch_job_api(self, spec: ModelSpec, timeout_s: float) -> BatchJobApi:
         """For a model and settings `check_batch` passed."""
-        from lme_bench.providers.batch.clients import bedrock_batch_client
+        from lme_bench.providers.batch_jobs.clients import bedrock_batch_job_client
 
         provider = spec.provider_settings
         s3_uri, role = provider.batch_s3_uri or "", provider.batch_role_arn or ""
-        return bedrock_batch_client(spec.model, provider.region, s3_uri, role, timeout_s)
+        return bedrock_batch_job_client(spec.model, provider.region, s3_uri, role, timeout_s)
 
     def batch_body(self, shape: RequestShape, model: str, prompt: str) -> dict[str, Any]:
         """Bedrock's batch records hold the model's own body (Claude's), with the Converse
         request's cap and temperature."""
-        from lme_bench.providers.batch.bedrock_batch import claude_body
+        from lme_bench.providers.batch_jobs.bedrock_jobs import claude_body
 
         config = shape.field_value("inferenceConfig")
         return claude_body(prompt, int(config["maxTokens"]), float(config["temperature"]))

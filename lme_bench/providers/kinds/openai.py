@@ -16,7 +16,7 @@ from lme_bench.providers.kinds.base import BodyApi, Provider
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from lme_bench.providers.batch.protocol import BatchApi
+    from lme_bench.providers.batch_jobs.protocol import BatchJobApi
     from lme_bench.providers.judge_shapes import RequestShape
     from lme_bench.providers.spec import ModelSpec
 
@@ -79,11 +79,11 @@ class OpenAI(Provider):
             self.api_key(spec) or "not-needed", self.base_url(spec), timeout_s
         )
 
-    def batch_api(self, spec: ModelSpec, timeout_s: float) -> BatchApi:
-        from lme_bench.providers.batch.clients import openai_batch_client
+    def batch_job_api(self, spec: ModelSpec, timeout_s: float) -> BatchJobApi:
+        from lme_bench.providers.batch_jobs.clients import openai_batch_job_client
 
         key = self.api_key(spec) or "not-needed"
-        return openai_batch_client(key, self.base_url(spec), timeout_s)
+        return openai_batch_job_client(key, self.base_url(spec), timeout_s)
 
 
 class OpenAICompatible(OpenAI):

@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from lme_bench_flows import batched_stages
+from lme_bench_flows import batch_job_stages
 from lme_bench_flows.benchmark import benchmark
 from prefect.testing.utilities import prefect_test_harness
 
@@ -91,7 +91,7 @@ def test_a_restarted_run_waits_for_the_job_it_submitted(
     with serve_batches() as (base_url, fake):
         config = _config(tmp_path, base_url)
         with monkeypatch.context() as patched:
-            patched.setattr(batched_stages, "_wait", stopped)
+            patched.setattr(batch_job_stages, "_wait", stopped)
             with pytest.raises(RuntimeError, match="worker went away"):
                 _run(config, tmp_path, batch=True)
         assert len(fake.batches) == 1

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from lme_bench.config.settings import Settings, load_settings
-from lme_bench.judge.batch_stage import JudgeItem, judge_in_batch
+from lme_bench.judge.batch_job_stage import JudgeItem, judge_in_batch_jobs
 from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.stage import judge_question
-from lme_bench.providers.batch.anthropic_batch import AnthropicBatchApi, parse_results
-from lme_bench.providers.batch.protocol import BatchRequest
+from lme_bench.providers.batch_jobs.anthropic_jobs import AnthropicBatchJobApi, parse_results
+from lme_bench.providers.batch_jobs.protocol import BatchRequest
 from lme_bench.results.batch_jobs import read_jobs
 from lme_bench.results.qa_tables import ScoreRow
-from tests.judge.test_batch_stage import _items
+from tests.judge.test_batch_job_stage import _items
 from tests.providers.fake_anthropic_batch_server import (
     FakeAnthropicBatches,
     serve_anthropic_batches,
@@ -73,7 +73,7 @@ def test_rows_equal_the_call_by_call_rows(
     with serve_anthropic_batches(fake) as (base_url, served):
         settings = _settings(tmp_path, base_url, monkeypatch)
         items = _items(settings)
-        batched = judge_in_batch(
+        batched = judge_in_batch_jobs(
             items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
         )
         assert len(served.message_requests) == redone
@@ -100,7 +100,7 @@ def test_rows_equal_the_call_by_call_rows(
 def test_the_client_follows_the_batch_to_its_results(tmp_path: Path) -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5}
     with serve_anthropic_batches() as (base_url, _):
-        api = AnthropicBatchApi(API_KEY, base_url, 10.0)
+        api = AnthropicBatchJobApi(API_KEY, base_url, 10.0)
         job_id = api.submit([BatchRequest("a1", body), BatchRequest("b2", body)], "test")
         statuses = [api.status(job_id) for _ in range(3)]
         results = api.results(job_id)

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from lme_bench.config.settings import ConfigError, Settings, load_settings
-from lme_bench.qa.batch_stage import AnswerItem, answer_in_batch, take_requests
+from lme_bench.qa.batch_job_stage import AnswerItem, answer_in_batch_jobs, take_requests
 from lme_bench.qa.stage import answer_question
 from lme_bench.results.batch_jobs import read_jobs
 from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.run.steps import ingest_question, plan_run, prepare_questions
-from tests.providers.fake_batch_server import FakeBatchApi, serve_batches
+from tests.providers.fake_batch_server import FakeBatchJobApi, serve_batches
 
 TIMING = {"seconds", "search_seconds"}
 
@@ -57,7 +57,7 @@ def test_hypotheses_equal_the_call_by_call_answers(tmp_path: Path) -> None:
     with serve_batches() as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings)
-        batched = answer_in_batch(items, settings, tmp_path / "run", sleep=lambda s: None)
+        batched = answer_in_batch_jobs(items, settings, tmp_path / "run", sleep=lambda s: None)
         assert not fake.chat_requests
         (batch,) = fake.batches.values()
         sent = [json.loads(x) for x in fake.files[batch.input_file_id][2].splitlines()]
@@ -70,10 +70,10 @@ def test_hypotheses_equal_the_call_by_call_answers(tmp_path: Path) -> None:
 
 
 def test_failed_items_are_answered_call_by_call(tmp_path: Path) -> None:
-    with serve_batches(FakeBatchApi(failing={0}, expire_after=4)) as (base_url, fake):
+    with serve_batches(FakeBatchJobApi(failing={0}, expire_after=4)) as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings)
-        batched = answer_in_batch(items, settings, tmp_path / "run", sleep=lambda s: None)
+        batched = answer_in_batch_jobs(items, settings, tmp_path / "run", sleep=lambda s: None)
         redone = len(fake.chat_requests)
         live = _call_by_call(items, settings)
     assert redone == 2

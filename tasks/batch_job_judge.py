@@ -1,8 +1,8 @@
-"""Prefect tasks of the judge stage through a provider's batch API (lme_bench.judge.batch_stage):
-start (or find) the run's jobs, then collect the rows once they have ended. Each question whose rows
-are all fine is persisted under the key its per-question judge task would use, so a rerun
-finds it in the cache whichever way it was judged.
-"""
+"""Prefect tasks of the judge stage through a provider's batch jobs
+(lme_bench.judge.batch_job_stage): start (or find) the run's jobs, then collect the rows once
+they have ended. Each question whose rows are all fine is persisted under the key its
+per-question judge task would use, so a rerun finds it in the cache whichever way it was
+judged."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from lme_bench_tasks.result_cache import StageCache, stage_key
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 
-from lme_bench.judge import batch_stage
-from lme_bench.judge.batch_stage import JudgeItem
+from lme_bench.judge import batch_job_stage
+from lme_bench.judge.batch_job_stage import JudgeItem
 from lme_bench.judge.panel import JudgePanel
 from lme_bench.results.batch_jobs import BatchJob
 from lme_bench.results.qa_tables import ScoreRow
@@ -29,7 +29,7 @@ from lme_bench.run.steps import StageFailed, require_ok
     retry_delay_seconds=10,
 )
 def start_judge_jobs(items: list[JudgeItem], judges: JudgePanel, run_dir: Path) -> list[BatchJob]:
-    return batch_stage.start_jobs(items, judges, run_dir)
+    return batch_job_stage.start_jobs(items, judges, run_dir)
 
 
 @task(
@@ -49,7 +49,7 @@ def collect_judge_scores(
     per_question: Task[Any, Any],
 ) -> dict[str, list[ScoreRow]]:
     """Every question's rows; those without a failure kept in the per-question cache."""
-    found = batch_stage.collect_scores(items, jobs, judges, run_dir)
+    found = batch_job_stage.collect_scores(items, jobs, judges, run_dir)
     settings = judges.settings  # what the per-question judge task's key hashes
     kept = []
     for item in items:

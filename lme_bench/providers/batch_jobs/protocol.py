@@ -44,7 +44,7 @@ class ItemResult:
     expired: bool = False
 
 
-class BatchApi(Protocol):
+class BatchJobApi(Protocol):
     """A provider's batch API for one endpoint (chat completions, messages)."""
 
     provider: str  # "openai", "anthropic", ...

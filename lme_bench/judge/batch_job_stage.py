@@ -6,7 +6,7 @@ call by call, with the usual retries.
 
 In three steps, so an orchestrator can let go of its worker while the job runs:
 `start_jobs` (submits, or finds the job a restarted run already submitted, kept in the run
-folder), `refresh_jobs` (one look at each job), `collect_scores` (the rows). `judge_in_batch`
+folder), `refresh_jobs` (one look at each job), `collect_scores` (the rows). `judge_in_batch_jobs`
 does all three, waiting in between.
 """
 
@@ -30,7 +30,7 @@ from lme_bench.judge.official_request import official_body
 from lme_bench.judge.panel import JudgePanel, judge_model_specs
 from lme_bench.judge.runner import LlmJudge
 from lme_bench.judge.stage import judge_question
-from lme_bench.providers.batch.protocol import BatchApi, BatchRequest, ItemResult
+from lme_bench.providers.batch_jobs.protocol import BatchJobApi, BatchRequest, ItemResult
 from lme_bench.providers.factory import ModelSpec
 from lme_bench.providers.registry import provider_for, titles_where
 from lme_bench.results.batch_jobs import BatchJob, record_outcome, refresh_job, submit_or_find
@@ -38,7 +38,7 @@ from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 
 STAGE = "judge"
 _BATCH_TITLES = titles_where(lambda provider: provider.judge_batch)
-ApiFactory = Callable[[ModelSpec, Settings], BatchApi]
+ApiFactory = Callable[[ModelSpec, Settings], BatchJobApi]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +79,11 @@ def _where(spec: ModelSpec) -> str:
     return f"[judge] batch = true: the judge '{spec.label}'"
 
 
-def batch_api(spec: ModelSpec, settings: Settings) -> BatchApi:
+def batch_job_api(spec: ModelSpec, settings: Settings) -> BatchJobApi:
     """The batch API of the judge's provider."""
     provider = provider_for(spec.kind)
     provider.check_batch(spec, _where(spec))
-    return provider.batch_api(spec, settings.models.timeout_s)
+    return provider.batch_job_api(spec, settings.models.timeout_s)
 
 
 def opaque_id(*parts: object) -> str:
@@ -138,7 +138,7 @@ def start_jobs(
     items: Sequence[JudgeItem],
     judges: JudgePanel,
     run_dir: Path,
-    make_api: ApiFactory = batch_api,
+    make_api: ApiFactory = batch_job_api,
     description: str = "lme-bench judge",
 ) -> list[BatchJob]:
     """One job per provider of the items' judge requests: the one recorded in `run_dir` for
@@ -169,7 +169,7 @@ def refresh_jobs(
     jobs: Sequence[BatchJob],
     judges: JudgePanel,
     run_dir: Path,
-    make_api: ApiFactory = batch_api,
+    make_api: ApiFactory = batch_job_api,
 ) -> bool:
     """Look once at every job still running and record what it says; whether all have ended."""
     return refresh_by_specs(jobs, judges.specs, judges.settings, run_dir, make_api)
@@ -180,7 +180,7 @@ def refresh_by_specs(
     specs: Sequence[ModelSpec],
     settings: Settings,
     run_dir: Path,
-    make_api: ApiFactory = batch_api,
+    make_api: ApiFactory = batch_job_api,
 ) -> bool:
     """`refresh_jobs` given the judges' specs alone (a look from outside the run, which
     builds no judge)."""
@@ -197,7 +197,7 @@ def wait_for_jobs(
     jobs: Sequence[BatchJob],
     judges: JudgePanel,
     run_dir: Path,
-    make_api: ApiFactory = batch_api,
+    make_api: ApiFactory = batch_job_api,
     sleep: Callable[[float], object] = time.sleep,
 ) -> None:
     """Look at the jobs every `[judge] batch_poll_s` seconds until every one has ended."""
@@ -221,7 +221,7 @@ class BatchReply:
 
 
 def _replies(
-    results: Mapping[str, tuple[ItemResult, BatchApi]], calls: Sequence[PlannedCall]
+    results: Mapping[str, tuple[ItemResult, BatchJobApi]], calls: Sequence[PlannedCall]
 ) -> dict[tuple[str, str, int], BatchReply]:
     replies = {}
     for call in calls:
@@ -257,13 +257,13 @@ def collect_scores(
     jobs: Sequence[BatchJob],
     judges: JudgePanel,
     run_dir: Path,
-    make_api: ApiFactory = batch_api,
+    make_api: ApiFactory = batch_job_api,
 ) -> dict[str, list[ScoreRow]]:
     """Every item's score rows, by question id, once the jobs have ended; what a job did not
     answer is judged call by call, and each job's record says which items were which."""
     calls = plan_calls(items, judges)
     specs = _specs_by_provider(judges)
-    results: dict[str, tuple[ItemResult, BatchApi]] = {}
+    results: dict[str, tuple[ItemResult, BatchJobApi]] = {}
     for job in jobs:
         api = make_api(specs[job.provider], judges.settings)
         results |= {c: (r, api) for c, r in api.results(job.job_id).items()}
@@ -283,11 +283,11 @@ def _has(replies: Mapping[tuple[str, str, int], BatchReply], job: BatchJob, cust
     return (question_id, judge, int(repeat)) in replies
 
 
-def judge_in_batch(
+def judge_in_batch_jobs(
     items: Sequence[JudgeItem],
     judges: JudgePanel,
     run_dir: Path,
-    make_api: ApiFactory = batch_api,
+    make_api: ApiFactory = batch_job_api,
     sleep: Callable[[float], object] = time.sleep,
 ) -> dict[str, list[ScoreRow]]:
     """Submit (or find), wait for and read the run's judge jobs, in this process."""

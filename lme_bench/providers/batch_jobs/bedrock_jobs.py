@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from langchain_core.messages import AIMessage
 
 from lme_bench.providers.anthropic_messages import reply_message
-from lme_bench.providers.batch.protocol import BatchRequest, ItemResult, JobState, JobStatus
+from lme_bench.providers.batch_jobs.protocol import BatchRequest, ItemResult, JobState, JobStatus
 
 MINIMUM_RECORDS = 100  # Bedrock's default quota of records per batch inference job
 ANTHROPIC_VERSION = "bedrock-2023-05-31"
@@ -82,7 +82,7 @@ def parse_records(text: str) -> dict[str, ItemResult]:
     return found
 
 
-class BedrockBatchApi:
+class BedrockBatchJobApi:
     provider = "bedrock"
     minimum_requests = MINIMUM_RECORDS
 

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from lme_bench.config.settings import ConfigError, Settings, load_settings
-from lme_bench.judge.batch_stage import JudgeItem, judge_in_batch
+from lme_bench.judge.batch_job_stage import JudgeItem, judge_in_batch_jobs
 from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.stage import judge_question
-from lme_bench.providers.batch.bedrock_batch import BedrockBatchApi
+from lme_bench.providers.batch_jobs.bedrock_jobs import BedrockBatchJobApi
 from lme_bench.results.batch_jobs import read_jobs
 from lme_bench.results.qa_tables import ScoreRow
 from lme_bench.run.steps import plan_run
-from tests.judge.test_batch_stage import _items
+from tests.judge.test_batch_job_stage import _items
 from tests.providers.aws_env import use_fake_aws
 from tests.providers.fake_bedrock_batch_server import FakeBedrockBatches, serve_bedrock_batches
 
@@ -60,11 +60,11 @@ def _call_by_call(items: list[JudgeItem], settings: Settings) -> dict[str, list[
 
 
 def test_rows_equal_the_converse_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(BedrockBatchApi, "minimum_requests", 1)
+    monkeypatch.setattr(BedrockBatchJobApi, "minimum_requests", 1)
     with serve_bedrock_batches(FakeBedrockBatches(failing={3})) as (url, fake):
         settings = _settings(tmp_path, url, monkeypatch)
         items = _items(settings)
-        batched = judge_in_batch(
+        batched = judge_in_batch_jobs(
             items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
         )
         redone = list(fake.converse_requests)
@@ -103,7 +103,7 @@ def test_too_few_requests_for_a_job_are_judged_call_by_call(
 ) -> None:
     with serve_bedrock_batches() as (url, fake):
         settings = _settings(tmp_path, url, monkeypatch)
-        batched = judge_in_batch(
+        batched = judge_in_batch_jobs(
             _items(settings), judge_panel(settings), tmp_path / "run", sleep=lambda s: 0
         )
         assert not fake.created and len(fake.converse_requests) == 6

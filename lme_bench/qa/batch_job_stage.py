@@ -5,8 +5,8 @@ each question is answered again by the same code with the job's reply standing i
 model, so the hypotheses table is the one a call-by-call run writes. Questions the job did not
 answer are answered call by call.
 
-Steps as for the judge (lme_bench.judge.batch_stage): `start_job`, `refresh_job`, then
-`collect_answers`; `answer_in_batch` does all three, waiting in between.
+Steps as for the judge (lme_bench.judge.batch_job_stage): `start_job`, `refresh_job`, then
+`collect_answers`; `answer_in_batch_jobs` does all three, waiting in between.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, messages_to_dict
 
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.providers.batch.protocol import BatchApi, BatchRequest
+from lme_bench.providers.batch_jobs.protocol import BatchJobApi, BatchRequest
 from lme_bench.providers.factory import ModelSpec, model_for
 from lme_bench.providers.registry import provider_for, titles_where
 from lme_bench.qa.stage import answer_question
@@ -33,7 +33,7 @@ from lme_bench.results.qa_tables import HypothesisRow
 
 STAGE = "answer"
 _BATCH_TITLES = titles_where(lambda provider: provider.answer_batch)
-ApiFactory = Callable[[ModelSpec, Settings], BatchApi]
+ApiFactory = Callable[[ModelSpec, Settings], BatchJobApi]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +86,8 @@ def reader_spec(settings: Settings) -> ModelSpec:
     return spec
 
 
-def openai_batch_api(spec: ModelSpec, settings: Settings) -> BatchApi:
-    return provider_for(spec.kind).batch_api(spec, settings.models.timeout_s)
+def openai_batch_api(spec: ModelSpec, settings: Settings) -> BatchJobApi:
+    return provider_for(spec.kind).batch_job_api(spec, settings.models.timeout_s)
 
 
 def request_body(messages: list[BaseMessage], settings: Settings) -> dict[str, Any]:
@@ -212,7 +212,7 @@ def collect_answers(
     return rows
 
 
-def answer_in_batch(
+def answer_in_batch_jobs(
     items: Sequence[AnswerItem],
     settings: Settings,
     run_dir: Path,

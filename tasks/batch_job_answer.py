@@ -1,4 +1,4 @@
-"""Prefect tasks of the answer stage through a provider's batch API (lme_bench.qa.batch_stage):
+"""Prefect tasks of the answer stage through a provider's batch API (lme_bench.qa.batch_job_stage):
 take the reader requests (after each question's search), start (or find) the job, then answer
 from its replies. Each question answered without a failure is persisted under the key its
 per-question answer task would use, so a rerun finds it in the cache either way.
@@ -15,15 +15,15 @@ from prefect.cache_policies import NO_CACHE
 
 from lme_bench.config.settings import Settings
 from lme_bench.ingest.question import IngestOutcome
-from lme_bench.qa import batch_stage
-from lme_bench.qa.batch_stage import AnswerItem, Taken
+from lme_bench.qa import batch_job_stage
+from lme_bench.qa.batch_job_stage import AnswerItem, Taken
 from lme_bench.results.batch_jobs import BatchJob
 from lme_bench.results.qa_tables import HypothesisRow
 
 
 @task(name="answer-batch-take", cache_policy=NO_CACHE, persist_result=False)
 def take_answer_requests(items: list[AnswerItem], settings: Settings) -> list[Taken]:
-    return batch_stage.take_requests(items, settings)
+    return batch_job_stage.take_requests(items, settings)
 
 
 @task(
@@ -34,7 +34,7 @@ def take_answer_requests(items: list[AnswerItem], settings: Settings) -> list[Ta
     retry_delay_seconds=10,
 )
 def start_answer_job(taken: list[Taken], settings: Settings, run_dir: Path) -> BatchJob | None:
-    return batch_stage.start_job(taken, settings, run_dir)
+    return batch_job_stage.start_job(taken, settings, run_dir)
 
 
 @task(name="answer-batch-collect", cache_policy=NO_CACHE, persist_result=False)
@@ -48,7 +48,7 @@ def collect_answers(
     per_question: Task[Any, Any],
 ) -> list[HypothesisRow | BaseException]:
     """Every question's row (or the error that ended it); fine rows kept in the cache."""
-    found = batch_stage.collect_answers(taken, job, settings, run_dir)
+    found = batch_job_stage.collect_answers(taken, job, settings, run_dir)
     StageCache(per_question).keep(
         [
             (stage_key("answer", one.item.ref, settings, scope, outcome), row)

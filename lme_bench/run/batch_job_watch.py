@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lme_bench.config.settings import Settings
-from lme_bench.judge import batch_stage as judge_batch
+from lme_bench.judge import batch_job_stage as judge_batch
 from lme_bench.judge.panel import judge_model_specs
-from lme_bench.qa import batch_stage as answer_batch
+from lme_bench.qa import batch_job_stage as answer_batch
 from lme_bench.results.batch_jobs import BatchJob, read_jobs, refresh_job
 
 

@@ -15,22 +15,22 @@ import pytest
 
 from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.judge.batch_stage import (
+from lme_bench.judge.batch_job_stage import (
     JudgeItem,
     collect_scores,
-    judge_in_batch,
+    judge_in_batch_jobs,
     plan_calls,
     refresh_jobs,
     start_jobs,
 )
 from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.stage import judge_question
-from lme_bench.providers.batch.openai_batch import OpenAIBatchApi
-from lme_bench.providers.batch.protocol import BatchRequest
-from lme_bench.results.batch_jobs import answered_in_batch, manifest_entries, read_jobs
+from lme_bench.providers.batch_jobs.openai_jobs import OpenAIBatchJobApi
+from lme_bench.providers.batch_jobs.protocol import BatchRequest
+from lme_bench.results.batch_jobs import answered_in_batch_jobs, manifest_entries, read_jobs
 from lme_bench.results.qa_tables import ScoreRow
 from lme_bench.run.steps import plan_run, prepare_questions
-from tests.providers.fake_batch_server import FakeBatchApi, multipart_fields, serve_batches
+from tests.providers.fake_batch_server import FakeBatchJobApi, multipart_fields, serve_batches
 
 TIMING = {"seconds"}
 
@@ -78,7 +78,7 @@ def test_rows_equal_the_call_by_call_rows(tmp_path: Path) -> None:
     with serve_batches() as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings)
-        batched = judge_in_batch(
+        batched = judge_in_batch_jobs(
             items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
         )
         assert not fake.chat_requests  # every verdict came from the job
@@ -103,7 +103,7 @@ def test_rows_equal_the_call_by_call_rows(tmp_path: Path) -> None:
     assert job.counts == {"total": 12, "completed": 12, "failed": 0}
     (entry,) = manifest_entries(tmp_path / "run")
     assert (entry["job_id"], entry["price_factor"], entry["requests"]) == (job.job_id, 0.5, 12)
-    assert len(answered_in_batch([job])) == 12
+    assert len(answered_in_batch_jobs([job])) == 12
 
 
 def test_statuses_progress_over_polls_on_kept_alive_connections(tmp_path: Path) -> None:
@@ -124,10 +124,10 @@ def test_statuses_progress_over_polls_on_kept_alive_connections(tmp_path: Path) 
 
 
 def test_failed_and_expired_items_are_judged_call_by_call(tmp_path: Path) -> None:
-    with serve_batches(FakeBatchApi(failing={1, 4}, expire_after=9)) as (base_url, fake):
+    with serve_batches(FakeBatchJobApi(failing={1, 4}, expire_after=9)) as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings)
-        batched = judge_in_batch(
+        batched = judge_in_batch_jobs(
             items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
         )
         redone = len(fake.chat_requests)
@@ -140,10 +140,10 @@ def test_failed_and_expired_items_are_judged_call_by_call(tmp_path: Path) -> Non
 
 
 def test_a_failed_job_is_judged_call_by_call(tmp_path: Path) -> None:
-    with serve_batches(FakeBatchApi(reject=True)) as (base_url, fake):
+    with serve_batches(FakeBatchJobApi(reject=True)) as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings, limit=2)
-        batched = judge_in_batch(
+        batched = judge_in_batch_jobs(
             items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None
         )
         redone = len(fake.chat_requests)
@@ -163,7 +163,7 @@ def test_a_restarted_stage_waits_for_the_job_it_submitted(tmp_path: Path) -> Non
         again = start_jobs(items, judge_panel(settings), tmp_path / "run")
         assert [j.job_id for j in again] == [j.job_id for j in first]
         assert again[0].provider_status == "in_progress"  # read back from the run folder
-        judge_in_batch(items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None)
+        judge_in_batch_jobs(items, judge_panel(settings), tmp_path / "run", sleep=lambda s: None)
         assert len(fake.batches) == 1 and not fake.chat_requests
         # other answers are other requests: a job of their own
         other = [replace(i, hypothesis=replace(i.hypothesis, hypothesis="blue")) for i in items]
@@ -195,7 +195,7 @@ def test_a_judge_without_a_batch_api_is_refused(tmp_path: Path) -> None:
 
 def test_the_client_uploads_one_multipart_jsonl_file(tmp_path: Path) -> None:
     with serve_batches() as (base_url, fake):
-        api = OpenAIBatchApi("key", base_url, 10.0)
+        api = OpenAIBatchJobApi("key", base_url, 10.0)
         body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5}
         job_id = api.submit([BatchRequest("a1", body), BatchRequest("b2", body)], "test")
         name, purpose, content = fake.files["file-1"]

@@ -17,7 +17,7 @@ import openai
 from langchain_core.messages import AIMessage
 
 from lme_bench.providers.anthropic_messages import API_VERSION, messages_url, reply_message
-from lme_bench.providers.batch.protocol import BatchRequest, ItemResult, JobState, JobStatus
+from lme_bench.providers.batch_jobs.protocol import BatchRequest, ItemResult, JobState, JobStatus
 
 if TYPE_CHECKING or int(openai.__version__.split(".")[0]) >= 3:
     import httpx2 as httpx
@@ -27,7 +27,7 @@ else:
 CONTROL_ATTEMPTS = 4
 
 
-class AnthropicBatchError(RuntimeError):
+class AnthropicBatchJobError(RuntimeError):
     """The Message Batches API refused a call, or kept failing it; names the call."""
 
 
@@ -65,7 +65,7 @@ def job_state(batch: dict[str, Any]) -> JobState:
     return "expired" if counts.get("expired") else "completed"
 
 
-class AnthropicBatchApi:
+class AnthropicBatchJobApi:
     provider = "anthropic"
 
     def __init__(self, api_key: str, base_url: str | None, timeout_s: float) -> None:
@@ -81,7 +81,7 @@ class AnthropicBatchApi:
                 response = self._client.request(method, url, **kwargs)
             except httpx.TransportError as error:
                 if attempt + 1 == CONTROL_ATTEMPTS:
-                    raise AnthropicBatchError(f"{method} {url}: {error!r}") from error
+                    raise AnthropicBatchJobError(f"{method} {url}: {error!r}") from error
             else:
                 if response.status_code == 200:
                     return response
@@ -90,7 +90,7 @@ class AnthropicBatchApi:
                 if attempt + 1 == CONTROL_ATTEMPTS:
                     break
             time.sleep(2.0**attempt)
-        raise AnthropicBatchError(
+        raise AnthropicBatchJobError(
             f"{method} {url}: HTTP {response.status_code}: {response.text[:200]}"
         )
 

@@ -14,7 +14,7 @@ from typing import Any, Final, Literal
 
 from langchain_core.messages import AIMessage
 
-from lme_bench.providers.batch.protocol import BatchRequest, ItemResult, JobState, JobStatus
+from lme_bench.providers.batch_jobs.protocol import BatchRequest, ItemResult, JobState, JobStatus
 
 ENDPOINT: Final[Literal["/v1/chat/completions"]] = "/v1/chat/completions"
 WINDOW: Final[Literal["24h"]] = "24h"
@@ -94,7 +94,7 @@ def message_from_completion(body: dict[str, Any]) -> AIMessage:
     )
 
 
-class OpenAIBatchApi:
+class OpenAIBatchJobApi:
     provider = "openai"
 
     def __init__(self, api_key: str, base_url: str | None, timeout_s: float) -> None:
