@@ -59,6 +59,11 @@ class RunRequest(BaseModel):
     schedule: RunSchedule | None = Field(
         default=None, description="set by the flow: the deployment and schedule that started it"
     )
+    shard: bool = Field(
+        default=False,
+        description="set by a scale-out run on its child runs: their work stays in the task "
+        "cache and the build store, and only the scale-out run writes the run to a results URL",
+    )
     replay: bool = Field(
         default=False,
         description="run with the settings this run id recorded (its config.json), not the "
@@ -83,9 +88,16 @@ class RunRequest(BaseModel):
 
         if self.run_id is None:
             raise RerunError("replay needs the run id whose settings to replay")
-        # The run's folder: under the results folder asked for, else the config's.
-        results = self.results_dir or load_settings(Path(self.config)).run.results_dir
-        run_dir = Path(results) / self.run_id
+        # The run's folder: under the results folder asked for, else the config's. With
+        # results at a URL, in this machine's working folder, its settings fetched from the
+        # URL where it has none (a shard on a worker sharing no disk with the run's parent).
+        here = load_settings(Path(self.config), **{"run.results_dir": self.results_dir}).run
+        run_dir = here.results_dir / self.run_id
+        if here.results_url:
+            from lme_bench.results.run_mirror import pull_recorded
+
+            pull_recorded(here.results_url, run_dir)
+            explicit |= {"run.results_dir": here.results_url, "run.work_dir": here.results_dir}
         recorded = recorded_run(run_dir)
         if recorded is None:
             raise RerunError(f"{run_dir}: no run here (no {CONFIG_FILE}); check the run id")
