@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lme_bench.config.run_section import Stage
 from lme_bench.config.settings import Settings, load_settings, replay_settings
+from lme_bench.config.storage_urls import is_url
 from lme_bench.results.series import SERIES_PATTERN, RunSchedule
 
 
@@ -91,13 +92,16 @@ class RunRequest(BaseModel):
         # The run's folder: under the results folder asked for, else the config's. With
         # results at a URL, in this machine's working folder, its settings fetched from the
         # URL where it has none (a shard on a worker sharing no disk with the run's parent).
-        here = load_settings(Path(self.config), **{"run.results_dir": self.results_dir}).run
-        run_dir = here.results_dir / self.run_id
-        if here.results_url:
-            from lme_bench.results.run_mirror import pull_recorded
+        if self.results_dir and not is_url(self.results_dir):
+            run_dir = Path(self.results_dir) / self.run_id
+        else:
+            here = load_settings(Path(self.config), **{"run.results_dir": self.results_dir}).run
+            run_dir = here.results_dir / self.run_id
+            if here.results_url:
+                from lme_bench.results.run_mirror import pull_recorded
 
-            pull_recorded(here.results_url, run_dir)
-            explicit |= {"run.results_dir": here.results_url, "run.work_dir": here.results_dir}
+                pull_recorded(here.results_url, run_dir)
+                explicit |= {"run.results_dir": here.results_url, "run.work_dir": here.results_dir}
         recorded = recorded_run(run_dir)
         if recorded is None:
             raise RerunError(f"{run_dir}: no run here (no {CONFIG_FILE}); check the run id")
