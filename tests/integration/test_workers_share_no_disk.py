@@ -220,7 +220,8 @@ def test_a_sharded_run_on_workers_sharing_no_disk(
         differing = re.findall(r"== (\S+): DIFFERENT", compared.stdout)
         assert differing in ([], ["manifest.json"]), compared.stdout + compared.stderr
         manifest = compared.stdout.split("== manifest.json: DIFFERENT", 1)[-1].split("==", 1)[0]
-        fields = {line.split(":", 1)[0] for line in manifest.strip().splitlines() if line.strip()}
+        lines = [line.strip() for line in manifest.splitlines() if line.strip()]
+        fields = {line.split(":", 1)[0] for line in lines}
         assert fields <= {"series", "schedule.deployment"}, compared.stdout
         keys = {k["Key"] for k in s3_server.client().list_objects_v2(Bucket=s3_bucket)["Contents"]}
         for name in ("manifest.json", "retrieval.parquet", "hypotheses.parquet", "scores.parquet"):
