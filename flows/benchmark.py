@@ -38,6 +38,7 @@ from lme_bench.results import series
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_moves, record_settings
 from lme_bench.results.run_folder import rerun_command
+from lme_bench.results.run_mirror import drop_working_copy, publish_recorded
 from lme_bench.run import cache_keys, finish, steps, stopped
 from lme_bench.run.collect import RunCollector
 from lme_bench.run.failure_summary import failure_message
@@ -195,7 +196,8 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     """The run: sharded into child flow runs, or every question here, then the report."""
     request, known = _fixed_in_series(request)
     if request.shards > 1:  # the shards run as child flow runs replaying the settings recorded
-        _checked_plan(request, record=True, settings=known)  # here; this run then reports
+        settings, plan = _checked_plan(request, record=True, settings=known)  # here; this
+        publish_recorded(settings.run.results_url, plan.run_dir)  # run then reports
         request, known = run_shards(request.model_copy(update={"replay": True})), None
     started_at = datetime.now(UTC)
     stopped.running(None)  # until this run's memories are located, a stop has none to count
@@ -222,8 +224,16 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     if request.failed_only:
         refs = merge_previous(plan.run_dir, prepared, refs, results)
     report = tasks.write_results(
-        plan, as_is(settings), as_is(prepared), as_is(refs), as_is(results), started_at
+        plan,
+        as_is(settings),
+        as_is(prepared),
+        as_is(refs),
+        as_is(results),
+        started_at,
+        publish=not request.shard,
     )
+    if request.shard:  # its part of the run is in the cache and build store; the parent
+        drop_working_copy(settings.run.results_url, plan.run_dir)  # writes the run
     stopped.running(None)  # its summary is written: a stop from here on leaves it be
     if "report" in settings.stages:
         _publish(report, settings, request.compare_to)

@@ -40,7 +40,9 @@ def run_shards(request: RunRequest) -> RunRequest:
     runs: list[FlowRun] = []
     for number, ids in enumerate(_shards([r.question_id for r in refs], request.shards), 1):
         label = f"shard {number}/{request.shards}"
-        shard = child.model_copy(update={"questions": ids, "stages": stages, "label": label})
+        shard = child.model_copy(
+            update={"questions": ids, "stages": stages, "label": label, "shard": True}
+        )
         # timeout 0: returns at once, so every shard runs in parallel
         started: Any = run_deployment(
             request.shard_deployment,

@@ -14,7 +14,7 @@ from prefect.utilities.annotations import quote
 
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
-from lme_bench.run import batch
+from lme_bench.run import batch, builds
 from lme_bench.run.batch import BatchFailed, Outcome
 from lme_bench.run.collect import Done, IngestJob, Job, RunCollector
 from lme_bench.run.scheduler import Running
@@ -93,12 +93,16 @@ class StageRuns:
         return self.collector.ingestion_id(job.index)
 
     def lookup(self, job: Job) -> tuple[bool, Any]:
-        """The job's result when the cache holds it (no task run)."""
-        if _memory_gone(job):
+        """The job's result when the cache holds it (no task run). An ingestion whose memory
+        this machine lacks is taken from the cache only when its build is in the build store
+        (a worker sharing no disk with the one that ingested it fetches it when it searches)."""
+        if _memory_gone(job) and builds.build_store(self.settings) is None:
             return False, None
         ref, settings, scope = self.refs[job.index], self.settings, self.scope
         key = stage_key(job.stage, ref, settings, scope, job.upstream, self._ingestion_id(job))
         found: tuple[bool, Any] = self.caches[job.stage].lookup(key)
+        if _memory_gone(job) and not (found[0] and builds.build_available(found[1], settings)):
+            return False, None
         return found
 
     def submit(self, jobs: list[Job]) -> Running:

@@ -182,8 +182,9 @@ def write_results(
     refs: list[QuestionRef],
     results: finish.RunResults,
     started_at: datetime,
+    publish: bool = True,
 ) -> finish.RunReport:
-    return finish.write_run(plan, settings, prepared, refs, results, started_at)
+    return finish.write_run(plan, settings, prepared, refs, results, started_at, publish)
 
 
 def _batch_run_name() -> str:

@@ -8,6 +8,7 @@ import functools
 import hashlib
 import json
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from lme_bench.backends.builtin_params import McpParams, builtin_params, memory_path
@@ -42,13 +43,27 @@ def memory_identity(settings: Settings) -> dict[str, Any]:
             "data": str(memory_path(settings).parent.resolve()),
         }
     elif not isinstance(builtin, McpParams):
-        where = str(memory_path(settings).resolve())
+        where = _store_place(settings)
     elif builtin.transport == "stdio":
         where = [builtin.command, *builtin.args]
     else:
         where = builtin.url
     vault = builtin.vault if builtin is not None else None
     return {"backend": memory.backend, "where": where, "vault": vault}
+
+
+def _store_place(settings: Settings) -> Any:
+    """The embedded store's file. With results at a URL, a store in the working folder is
+    named by the URL and its place in the folder: each worker works in a folder of its own,
+    and its builds travel through the URL's build store (lme_bench/run/builds.py), so keys
+    made on one worker hold on every other."""
+    path = memory_path(settings).resolve()
+    results = settings.run.results_url
+    if results:
+        work = Path(settings.run.results_dir).resolve()
+        if path.is_relative_to(work):
+            return {"results": results, "file": path.relative_to(work).as_posix()}
+    return str(path)
 
 
 def provider_settings(settings: Settings, model: str | None) -> dict[str, Any] | None:

@@ -33,6 +33,7 @@ FREE_KEYS = (
     "run.link_base",
     "run.series",  # a rerun stays in the series its run id recorded first
     "run.results_dir",
+    "run.work_dir",  # each machine's own working folder for a run at a URL
     "memory.build_store",  # where memory builds travel through: the same memories
     "limits",
     "cache.storage",

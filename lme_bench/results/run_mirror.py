@@ -12,6 +12,8 @@ from pathlib import Path
 
 from lme_bench.config.storage_urls import redacted
 from lme_bench.ingest.titles import KEY_FILE, title_key
+from lme_bench.results.atomic import write_atomically
+from lme_bench.results.recorded_settings import CONFIG_FILE as CONFIG_NAME
 from lme_bench.results.run_folder import RerunError
 from lme_bench.results.store import MANIFEST_NAME, RunStore
 
@@ -87,3 +89,33 @@ def publish_files(results_url: str | None, work_dir: Path, paths: list[Path]) ->
     for name, path in zip(names, paths, strict=True):
         store.put_file(name, Path(path))
     return [store.url(name) for name in names]
+
+
+def publish_recorded(results_url: str | None, run_dir: Path) -> None:
+    """The run's recorded settings (config.json) copied to `<results_url>/<run id>` before
+    its shards start, so a worker sharing no disk replays them; no-op for a local folder. A run
+    there is still not finished: that takes its manifest."""
+    if results_url:
+        RunStore(results_url).child(run_dir.name).put_file(CONFIG_NAME, run_dir / CONFIG_NAME)
+
+
+def pull_recorded(results_url: str, run_dir: Path) -> None:
+    """The run's recorded settings copied from `<results_url>/<run id>` into `run_dir` where
+    this machine has none (nothing when the URL has none either)."""
+    local = run_dir / CONFIG_NAME
+    if local.is_file():
+        return
+    try:
+        data = RunStore(results_url).child(run_dir.name).read_bytes(CONFIG_NAME)
+    except FileNotFoundError:
+        return
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_atomically(local, lambda path: path.write_bytes(data))
+
+
+def drop_working_copy(results_url: str | None, run_dir: Path) -> None:
+    """Remove a shard's run folder from the local working folder of a run at a URL: the
+    shard's work is in the task cache and the build store, and the run is its parent's to
+    write (the folder would only be a partial copy). No-op for a local results folder."""
+    if results_url and run_dir.is_dir():
+        shutil.rmtree(run_dir)

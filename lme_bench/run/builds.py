@@ -67,6 +67,13 @@ def save_build(outcome: IngestOutcome, settings: Settings) -> IngestOutcome:
     return replace(outcome, build_object=name, build_sha256=sha256)
 
 
+def build_available(outcome: IngestOutcome, settings: Settings) -> bool:
+    """Whether the outcome's build is in the build store, for a later stage here to fetch: an
+    ingestion whose memory this machine lacks is then taken from the cache, not redone."""
+    store = build_store(settings)
+    return store is not None and bool(outcome.build_sha256) and store.exists(outcome.build_object)
+
+
 def fetch_build(outcome: IngestOutcome, settings: Settings) -> None:
     """Make the outcome's memory present in this machine's store: nothing to do when it is
     there (or the build was not saved); else fetched from the build store, its sha256 checked,

@@ -124,8 +124,8 @@ def upstream_digest(value: Any) -> str:
     """What a stage was handed by the stage before it."""
     if isinstance(value, IngestOutcome):  # the memory and the ingestion that filled it
         return digest([value.memory_id, value.ingestion_id])
-    if isinstance(value, MemoryLocation):
-        return digest([value.memory_id])
+    if isinstance(value, MemoryLocation):  # named by its title, not by the store's own id
+        return digest([value.question_id])
     if isinstance(value, HypothesisRow):
         return digest({k: v for k, v in asdict(value).items() if k not in _VOLATILE})
     raise TypeError(f"no cache digest for {type(value).__name__}")

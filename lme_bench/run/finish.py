@@ -164,7 +164,10 @@ def write_run(
     refs: list[QuestionRef],
     results: RunResults,
     started_at: datetime,
+    publish: bool = True,
 ) -> RunReport:
+    """The run's tables, summary and manifest in its folder; with results at a URL, copied
+    there too unless `publish` is False (a shard's part of a run: its parent writes the run)."""
     run_dir, run_id = plan.run_dir, plan.run_id
     unfinished = _unfinished_sessions(settings, results)
     records = [record for outcome in results.outcomes for record in outcome.sessions]
@@ -362,5 +365,6 @@ def write_run(
         finished_at=datetime.now(UTC).isoformat(),
     )
     write_manifest(run_dir / "manifest.json", manifest)
-    publish_run(settings.run.results_url, run_dir)  # a run at a URL lands there whole
+    if publish:
+        publish_run(settings.run.results_url, run_dir)  # a run at a URL lands there whole
     return RunReport(run_id, run_dir, summary, markdown, failed)

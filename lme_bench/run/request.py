@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lme_bench.config.run_section import Stage
 from lme_bench.config.settings import Settings, load_settings, replay_settings
+from lme_bench.config.storage_urls import is_url
 from lme_bench.results.series import SERIES_PATTERN, RunSchedule
 
 
@@ -59,6 +60,11 @@ class RunRequest(BaseModel):
     schedule: RunSchedule | None = Field(
         default=None, description="set by the flow: the deployment and schedule that started it"
     )
+    shard: bool = Field(
+        default=False,
+        description="set by a scale-out run on its child runs: their work stays in the task "
+        "cache and the build store, and only the scale-out run writes the run to a results URL",
+    )
     replay: bool = Field(
         default=False,
         description="run with the settings this run id recorded (its config.json), not the "
@@ -78,22 +84,24 @@ class RunRequest(BaseModel):
         return load_settings(Path(self.config), **explicit)
 
     def _recorded_settings(self, explicit: dict[str, Any]) -> Settings:
-        from lme_bench.config.storage_urls import default_work_dir, is_url
         from lme_bench.results.recorded_settings import CONFIG_FILE, recorded_run
         from lme_bench.results.run_folder import RerunError
-        from lme_bench.results.run_mirror import pull_run
 
         if self.run_id is None:
             raise RerunError("replay needs the run id whose settings to replay")
-        # The run's folder: under the results folder asked for, else the config's; for a
-        # results URL, its copy in the working folder (taken from the URL when finished there).
-        results = self.results_dir or load_settings(Path(self.config)).run.results_dir
-        run_dir = Path(results) / self.run_id
-        if is_url(str(results)):
-            url = str(results).rstrip("/")
-            work = Path(self.overrides.get("run.work_dir") or default_work_dir(url))
-            pull_run(url, work, self.run_id, required=False)
-            run_dir = work / self.run_id
+        # The run's folder: under the results folder asked for, else the config's. With
+        # results at a URL, in this machine's working folder, its settings fetched from the
+        # URL where it has none (a shard on a worker sharing no disk with the run's parent).
+        if self.results_dir and not is_url(self.results_dir):
+            run_dir = Path(self.results_dir) / self.run_id
+        else:
+            here = load_settings(Path(self.config), **{"run.results_dir": self.results_dir}).run
+            run_dir = here.results_dir / self.run_id
+            if here.results_url:
+                from lme_bench.results.run_mirror import pull_recorded
+
+                pull_recorded(here.results_url, run_dir)
+                explicit |= {"run.results_dir": here.results_url, "run.work_dir": here.results_dir}
         recorded = recorded_run(run_dir)
         if recorded is None:
             raise RerunError(f"{run_dir}: no run here (no {CONFIG_FILE}); check the run id")
