@@ -29,7 +29,6 @@ from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
 from lme_bench.common.code_digest import closure_digest
 from lme_bench.config.backend_names import BUILT_IN, registered, unknown_backend
 from lme_bench.config.settings import ConfigError, Settings
-from lme_bench.embeddings import load_embedder
 from lme_bench.plugins import import_hint, import_module_or_file
 
 _REQUIRED = ("Params", "name", "capabilities")
@@ -133,31 +132,22 @@ def backend_env(settings: Settings, data_dir: Path | None = None) -> BackendEnv:
     """What a run gives the configured backend: its folder (`data_dir` in its place when
     given, as the conformance suite does), the `[models] memory` chat model when one is set,
     and a loader of the `[memory] embedding_model` embedder."""
-    chat_model = None
-    if settings.models.memory:  # LangChain is imported only for a system that calls a model
-        from lme_bench.providers.memory_model import memory_chat_model
+    from lme_bench.backends.configured import memory_model, run_env
 
-        chat_model = memory_chat_model(settings)
-    memory = settings.memory
-    backend = memory.backend
-    return BackendEnv(
-        data_dir=data_dir if data_dir is not None else backend_data_dir(settings),
-        scope="",
-        chat_model=chat_model,
-        embedder=lambda: load_embedder(memory.embedding_model, f"[memory] backend = {backend!r}"),
-    )
+    folder = data_dir if data_dir is not None else backend_data_dir(settings)
+    return run_env(settings, folder, memory_model(settings))
 
 
 def build_backend(cls: type[MemorySystem], params: dict[str, Any], env: BackendEnv) -> MemorySystem:
     """`cls(checked params, env)` with its folder created: how every backend is built."""
-    checked = backend_params(cls, params)
-    env.data_dir.mkdir(parents=True, exist_ok=True)
-    system: MemorySystem = cast(Any, cls)(checked, env)
-    return system
+    from lme_bench.backends.configured import construct
+
+    return construct(cls, backend_params(cls, params), env)
 
 
-def open_system(settings: Settings, scope: str = "") -> MemorySystem:
-    """The configured memory system, built for one stage of one question. Every stage builds
-    it alike (memory titles already differ between runs), so `scope` is not used."""
-    cls = backend_class(settings.memory.backend)
-    return build_backend(cls, settings.memory.params, backend_env(settings))
+def open_system(settings: Settings) -> MemorySystem:
+    """The configured memory system, for one use (a tool, a test): a run derives its
+    configuration once (lme_bench.backends.configured) and its stages open systems from that."""
+    from lme_bench.backends.configured import configured_backend
+
+    return configured_backend(settings).open()
