@@ -12,42 +12,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from lme_bench.backends.protocol import BackendEnv, BackendParams, Capability, MemorySystem
+from lme_bench.backends.protocol import BackendEnv, BackendParams, MemorySystem
 from lme_bench.backends.registry import backend_class, backend_data_dir, backend_params
 from lme_bench.config.settings import Settings
 from lme_bench.embeddings import load_embedder
 
-
-@dataclass(frozen=True)
-class MemoryModel:
-    """The `[models] memory` model, built once; each system gets its own accounted wrapper
-    (its calls counted apart, for the system's `usage`)."""
-
-    inner: Any  # a LangChain chat model
-    policy: Any  # lme_bench.providers.retry.RetryPolicy
-    limiter: Any  # lme_bench.common.limits.Limiter | None
-    caller: Any  # lme_bench.providers.errors.ModelCaller
-
-    def for_one_system(self) -> Any:
-        from lme_bench.providers.accounted_chat import AccountedChatModel
-
-        return AccountedChatModel(
-            inner=self.inner, policy=self.policy, limiter=self.limiter, caller=self.caller
-        )
+if TYPE_CHECKING:
+    from lme_bench.providers.memory_model import MemoryModel
 
 
 def memory_model(settings: Settings) -> MemoryModel | None:
-    """The `[models] memory` model; None when the config names none (LangChain is imported only
-    for a system that calls a model)."""
+    """The `[models] memory` model, built once; None when the config names none (LangChain is
+    imported only for a system that calls a model)."""
     if not settings.models.memory:
         return None
-    from lme_bench.common.limits import provider_limiter
-    from lme_bench.providers.factory import caller, model_for
+    from lme_bench.providers.memory_model import memory_model as built
 
-    inner, policy, spec = model_for("memory", settings)
-    return MemoryModel(inner, policy, provider_limiter(settings, spec.provider), caller(spec))
+    return built(settings)
 
 
 @dataclass(frozen=True)
@@ -59,10 +42,6 @@ class ConfiguredBackend:
     params: BackendParams
     data_dir: Path
     model: MemoryModel | None
-
-    @property
-    def capabilities(self) -> frozenset[Capability]:
-        return frozenset(self.cls.capabilities)
 
     def open(self) -> MemorySystem:
         """A new system for one stage of one question, built from the checked parameters."""
