@@ -65,10 +65,10 @@ def test_failed_question_becomes_error_rows_and_fails_the_run(
 ) -> None:
     real = steps.ingest_question
 
-    async def flaky(ref: Any, settings: Any, run_id: str, location: Any = None) -> Any:
+    async def flaky(ref: Any, settings: Any, run_id: str, *rest: Any) -> Any:
         if ref.index == 0:
             raise ValueError("memory rejected the write")
-        return await real(ref, settings, run_id)
+        return await real(ref, settings, run_id, *rest)
 
     monkeypatch.setattr(steps, "ingest_question", flaky)
     with pytest.raises(RunFailures, match="1 question"):
