@@ -40,6 +40,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.batch_job_stage import JudgeItem
 from lme_bench.judge.panel import JudgePanel
 from lme_bench.qa.batch_job_stage import AnswerItem
+from lme_bench.qa.panel import QaPanel
 from lme_bench.results.batch_jobs import BatchJob
 from lme_bench.run import batch_job_watch
 from lme_bench.run.builds import fetch_error
@@ -63,16 +64,19 @@ class HeldBackStages:
         collector: RunCollector,
         by_stage: dict[str, Task[Any, Any]],
         judges: JudgePanel | None,
+        qa: QaPanel | None = None,
     ) -> None:
         self.refs, self.settings, self.scope, self.run_dir = refs, settings, scope, run_dir
-        self.collector, self.by_stage, self.judges = collector, by_stage, judges
+        self.collector, self.by_stage, self.judges, self.qa = collector, by_stage, judges, qa
 
     def __call__(self, stage: str, jobs: list[Job]) -> list[Done]:
         per_question = self.by_stage[stage]
         if stage == "answer":
+            if self.qa is None:
+                raise ValueError("answer jobs held back in a run that builds no QA panel")
             answers = cast(list[AnswerJob], jobs)
             return answer_deferred(
-                answers, self.refs, self.settings, self.scope, self.run_dir, per_question
+                answers, self.refs, self.qa, self.scope, self.run_dir, per_question
             )
         judge_jobs = cast(list[JudgeJob], jobs)
         if self.judges is None:
@@ -120,25 +124,26 @@ def judge_deferred(
 def answer_deferred(
     jobs: list[AnswerJob],
     refs: list[QuestionRef],
-    settings: Settings,
+    qa: QaPanel,
     scope: str,
     run_dir: Path,
     per_question: Task[Any, Any],
 ) -> list[Done]:
     """Answer `jobs` (not in the cache) through the batch API; each job's Done, as its own
     task would have ended."""
+    settings = qa.settings
     refused = {job.index: fetch_error(job.outcome, settings) for job in jobs}  # the builds
     unfetched = [Done(job, None, refused[job.index]) for job in jobs if refused[job.index]]
     jobs = sorted((job for job in jobs if not refused[job.index]), key=lambda job: job.index)
     if not jobs:
         return unfetched
     items = [AnswerItem(refs[job.index], job.outcome.memory_id) for job in jobs]
-    taken = take_answer_requests(items, settings)
-    batch_job = start_answer_job(taken, settings, run_dir)
+    taken = take_answer_requests(items, as_is(qa))
+    batch_job = start_answer_job(taken, as_is(qa), run_dir)
     if batch_job is not None:
         _wait_for([batch_job], settings, run_dir, len(items), "answers")
     outcomes = [job.outcome for job in jobs]
-    found = collect_answers(taken, batch_job, settings, run_dir, scope, outcomes, per_question)
+    found = collect_answers(taken, batch_job, as_is(qa), run_dir, scope, outcomes, per_question)
     done = unfetched
     for job, row in zip(jobs, found, strict=True):
         if isinstance(row, BaseException):

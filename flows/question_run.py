@@ -5,6 +5,7 @@ API stages to run held back (flows/batch_job_stages.py), and the progress to tel
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from lme_bench_flows import artifacts
 from lme_bench_flows.batch_job_stages import HeldBackStages
@@ -65,6 +66,22 @@ def held_back_stages(settings: Settings) -> frozenset[str]:
     return frozenset(("answer",) * settings.qa.batch + ("judge",) * settings.judge.batch)
 
 
+def derived_once(settings: Settings) -> dict[str, dict[str, Any]]:
+    """What the run derives once and hands to each stage's tasks, by the task's parameter:
+    the memory system as configured, the QA panel (its model, prompts and that memory system)
+    and the judges, each for a run that has the stage."""
+    memory = steps.configured_backend(settings)
+    handed: dict[str, dict[str, Any]] = {
+        "ingest": {"memory": memory},
+        "retrieval": {"memory": memory},
+    }
+    if "answer" in settings.stages:
+        handed["answer"] = {"qa": steps.qa_panel(settings, memory)}
+    if "judge" in settings.stages:
+        handed["judge"] = {"judges": steps.judge_panel(settings)}
+    return handed
+
+
 def run_questions(
     refs: list[QuestionRef],
     settings: Settings,
@@ -75,13 +92,13 @@ def run_questions(
     """Run every question's stages; how many stage results came from the cache, by stage."""
     by_stage = tasks.per_question_tasks(settings)
     batch_sizes = _batch_sizes(settings, len(refs))
-    judges = steps.judge_panel(settings) if "judge" in settings.stages else None  # once a run
-    handed = {"judge": {"judges": judges}} if judges is not None else {}
+    handed = derived_once(settings)
     # worker processes start now, so they have imported the stages by the first batch
     runner = batch.BatchRunner(batch.worker_processes(settings) if batch_sizes else 1)
     runs = StageRuns(refs, settings, scope, collector, by_stage, batch_sizes, runner, handed)
     watch = _Watch(len(refs), settings, collector)
-    locations = tasks.locate_memories(as_is(refs), as_is(settings), scope)
+    memory = as_is(handed["ingest"]["memory"])
+    locations = tasks.locate_memories(as_is(refs), as_is(settings), scope, memory)
     memory_ids = [location.memory_id for location in locations.values()]
     made = watch.terminal.made_after_ingestion  # what a stop counts
     stopped.running(stopped.StoppedRun.of(settings, run_dir, memory_ids, made))
@@ -92,7 +109,16 @@ def run_questions(
         lookup=runs.lookup,
         batch_sizes=batch_sizes,
         held_back=held_back_stages(settings),
-        run_held_back=HeldBackStages(refs, settings, scope, run_dir, collector, by_stage, judges),
+        run_held_back=HeldBackStages(
+            refs,
+            settings,
+            scope,
+            run_dir,
+            collector,
+            by_stage,
+            handed.get("judge", {}).get("judges"),
+            handed.get("answer", {}).get("qa"),
+        ),
         every_ingestion_started=every_ingestion_started,
         watch=watch,
     )

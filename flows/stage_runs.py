@@ -81,7 +81,8 @@ class StageRuns:
         self.refs, self.settings, self.scope = refs, settings, scope
         self.collector, self.by_stage, self.batch_sizes = collector, by_stage, batch_sizes
         self.runner = runner
-        # what the run built once for a stage's tasks (the judges), by the task's parameter
+        # what the run derived once for a stage's tasks (its memory system as configured, the
+        # QA panel, the judges), by the task's parameter
         self.handed = {stage: dict(given) for stage, given in (handed or {}).items()}
         self.caches = {stage: StageCache(task) for stage, task in by_stage.items()}
         # made once: each with_options() has Prefect read the function's source again
@@ -137,6 +138,7 @@ class StageRuns:
             [job.upstream for job in jobs],
             self.settings,
             self.scope,
+            self.handed.get(stage, {}).get("memory"),
         )
         with tags(*((stage,) if self.settings.run.task_tags else ())):
             future: PrefectFuture[Any] = tasks.question_batch.submit(

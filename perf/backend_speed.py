@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 from support import ROOT, free_port, start_memory_server
 
+from lme_bench.backends.configured import open_system
 from lme_bench.backends.protocol import (
     BackendEnv,
     BackendParams,
@@ -44,7 +45,6 @@ from lme_bench.backends.protocol import (
     Session,
     Usage,
 )
-from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.generate import generate_dataset
 from lme_bench.dataset.loader import iter_questions

@@ -205,6 +205,8 @@ def _serial_answers(config: Path, data: Path, results: Path, questions: int) -> 
         q: steps.IngestOutcome(q, at.memory_id, at.entries, 0.0) for q, at in located.items()
     }
 
+    qa, judges = steps.qa_panel(settings), steps.judge_panel(settings)
+
     @flow(name="serial-tasks")
     def through_tasks() -> float:
         found = per_question_tasks(settings)
@@ -213,16 +215,18 @@ def _serial_answers(config: Path, data: Path, results: Path, questions: int) -> 
         for ref in refs:  # arguments quote()d, as the flow passes them
             given = {"ref": quote(ref), "settings": quote(settings), "scope": scope}
             outcome = quote(outcomes[ref.question_id])
-            hypothesis = answer.submit(outcome=outcome, **given).result()
-            judge.submit(hypothesis=quote(hypothesis), ingestion_id="", **given).result()
+            hypothesis = answer.submit(outcome=outcome, qa=quote(qa), **given).result()
+            judge.submit(
+                hypothesis=quote(hypothesis), ingestion_id="", judges=quote(judges), **given
+            ).result()
         return time.perf_counter() - started
 
     flow_s = through_tasks()
     started = time.perf_counter()
     for ref in refs:
         memory_id = outcomes[ref.question_id].memory_id
-        hypothesis = asyncio.run(steps.answer_question(ref, memory_id, settings))
-        asyncio.run(steps.judge_question(ref, hypothesis, settings))
+        hypothesis = asyncio.run(steps.answer_question(ref, memory_id, qa))
+        asyncio.run(steps.judge_question(ref, hypothesis, judges))
     return flow_s, time.perf_counter() - started
 
 

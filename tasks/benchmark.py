@@ -132,31 +132,47 @@ def prepare_questions(
     retry_condition_fn=_retry_transient,  # a backend that cannot start fails at once
 )
 def locate_memories(
-    refs: list[QuestionRef], settings: Settings, scope: str
+    refs: list[QuestionRef], settings: Settings, scope: str, memory: steps.ConfiguredBackend
 ) -> dict[str, MemoryLocation]:
     build_ids = list(dict.fromkeys(r.build for r in refs))
-    return asyncio.run(steps.locate_memories(build_ids, settings, scope))
+    return asyncio.run(steps.locate_memories(build_ids, settings, scope, memory))
+
+
+# `settings` are for the cache key; what the run derived once (its memory system as
+# configured, its QA model and prompts, its judges) does the work.
 
 
 @task(**_per_question("ingest"))
 def ingest_question(
-    ref: QuestionRef, settings: Settings, scope: str, location: MemoryLocation
+    ref: QuestionRef,
+    settings: Settings,
+    scope: str,
+    location: MemoryLocation,
+    memory: steps.ConfiguredBackend,
 ) -> steps.IngestOutcome:
-    return _run(steps.ingest_question(ref, settings, scope, location), settings)
+    return _run(steps.ingest_question(ref, settings, scope, location, memory), settings)
 
 
 @task(**_per_question("retrieval"))
 def evaluate_question(
-    ref: QuestionRef, outcome: steps.IngestOutcome, settings: Settings, scope: str
+    ref: QuestionRef,
+    outcome: steps.IngestOutcome,
+    settings: Settings,
+    scope: str,
+    memory: steps.ConfiguredBackend,
 ) -> list[RetrievalRow]:
-    return _run(steps.evaluate_question(ref, outcome, settings), settings)
+    return _run(steps.evaluate_question(ref, outcome, settings, memory), settings)
 
 
 @task(**_per_question("answer"))
 def answer_question(
-    ref: QuestionRef, outcome: steps.IngestOutcome, settings: Settings, scope: str
+    ref: QuestionRef,
+    outcome: steps.IngestOutcome,
+    settings: Settings,
+    scope: str,
+    qa: steps.QaPanel,
 ) -> HypothesisRow:
-    row = _run(steps.answer_outcome(ref, outcome, settings), settings)
+    row = _run(steps.answer_outcome(ref, outcome, qa), settings)
     return steps.require_ok(row)
 
 
@@ -169,7 +185,6 @@ def judge_question(
     ingestion_id: str,
     judges: steps.JudgePanel,
 ) -> list[ScoreRow]:
-    """`settings` are for the cache key; the run's judges (built once) do the judging."""
     rows = _run(steps.judge_question(ref, hypothesis, judges), settings)
     return steps.require_ok(rows)
 

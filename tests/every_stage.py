@@ -17,6 +17,7 @@ from lme_bench.run.steps import (
     judge_question,
     plan_run,
     prepare_questions,
+    qa_panel,
 )
 
 
@@ -35,7 +36,7 @@ def run_every_stage(
     ]
     if "answer" in settings.stages:
         results.hypotheses = [
-            asyncio.run(answer_question(r, o.memory_id, settings)) for r, o in pairs
+            asyncio.run(answer_question(r, o.memory_id, qa_panel(settings))) for r, o in pairs
         ]
         results.scores = [
             s

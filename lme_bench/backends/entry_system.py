@@ -144,10 +144,18 @@ class EntryMemorySystem:
     )
 
     def __init__(self, params: BackendParams, env: BackendEnv) -> None:
+        if not isinstance(params, self.Params):  # never its defaults in place of what was set
+            raise TypeError(
+                f"backend {self.name!r} is built from its checked [memory.params] (a"
+                f" {self.Params.__name__}), not a {type(params).__name__}"
+            )
         self.params = params
         self.env = env
         self.store: EntryMemory = self._open()
-        self.entries = VaultEntries(self.store, vault_title(getattr(params, "vault", None)))
+        self.entries = VaultEntries(self.store, vault_title(self._vault()))
+
+    def _vault(self) -> str | None:
+        raise NotImplementedError
 
     def _open(self) -> EntryMemory:
         raise NotImplementedError
@@ -200,6 +208,10 @@ class EmbeddedSystem(EntryMemorySystem):
         path = embedded_store_path(self.params, self.env)
         return open_embedded(self.params, path, self.env.embedder)
 
+    def _vault(self) -> str | None:
+        assert isinstance(self.params, EmbeddedParams)
+        return self.params.vault
+
 
 class McpSystem(EntryMemorySystem):
     """A server with Mycelian's MCP tool surface ([memory.params]: McpParams)."""
@@ -210,3 +222,7 @@ class McpSystem(EntryMemorySystem):
     def _open(self) -> EntryMemory:
         assert isinstance(self.params, McpParams)
         return open_mcp(self.params)
+
+    def _vault(self) -> str | None:
+        assert isinstance(self.params, McpParams)
+        return self.params.vault

@@ -52,7 +52,7 @@ How the harness calls a backend (what an implementation may rely on, and must al
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -185,9 +185,10 @@ class BackendParams(BaseModel):
 
 @dataclass(frozen=True)
 class BackendEnv:
-    """What lme-bench gives a backend besides its parameters. Every stage of every run builds
-    it the same way (lme_bench.backends.registry.backend_env), and so does the conformance
-    suite's `build_system`."""
+    """What lme-bench gives a backend besides its parameters (which are its own, checked once
+    per run). Every stage of every run builds it the same way
+    (lme_bench.backends.configured.run_env), and so does the conformance suite's
+    `build_system`."""
 
     data_dir: Path
     """A folder the backend may keep its files in, created before the backend is built:
@@ -216,10 +217,6 @@ class BackendEnv:
     the model (its first load, another thread's forward pass) is recorded as wait, not as the
     system's latency, when it is called in the call's own task or through `asyncio.to_thread`
     (docs/performance.md, What the latency figures measure)."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Empty: every backend, built-in or plug-in, is built from its checked `[memory.params]`
-    and the fields above alone. Kept so that code building a `BackendEnv` with it still
-    works; not part of the plug-in API."""
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from lme_bench.backends.builtin_params import (
     EmbeddedParams,
@@ -31,6 +31,9 @@ from lme_bench.config.backend_names import BUILT_IN, registered, unknown_backend
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.embeddings import load_embedder
 from lme_bench.plugins import import_hint, import_module_or_file
+
+if TYPE_CHECKING:
+    from lme_bench.providers.memory_model import MemoryModel
 
 _REQUIRED = ("Params", "name", "capabilities")
 _BUILT_IN_PARAMS: dict[str, type[BackendParams]] = {
@@ -133,31 +136,40 @@ def backend_env(settings: Settings, data_dir: Path | None = None) -> BackendEnv:
     """What a run gives the configured backend: its folder (`data_dir` in its place when
     given, as the conformance suite does), the `[models] memory` chat model when one is set,
     and a loader of the `[memory] embedding_model` embedder."""
-    chat_model = None
-    if settings.models.memory:  # LangChain is imported only for a system that calls a model
-        from lme_bench.providers.memory_model import memory_chat_model
+    folder = data_dir if data_dir is not None else backend_data_dir(settings)
+    return run_env(settings, folder, memory_model(settings))
 
-        chat_model = memory_chat_model(settings)
-    memory = settings.memory
-    backend = memory.backend
+
+def memory_model(settings: Settings) -> MemoryModel | None:
+    """The `[models] memory` model, built once; None when the config names none (LangChain is
+    imported only for a system that calls a model)."""
+    if not settings.models.memory:
+        return None
+    from lme_bench.providers.memory_model import memory_model as built
+
+    return built(settings)
+
+
+def run_env(settings: Settings, data_dir: Path, model: MemoryModel | None) -> BackendEnv:
+    """What a run gives a backend besides its parameters: its folder, the memory model (a
+    wrapper of its own) and a loader of the `[memory] embedding_model` embedder."""
+    embedding_model = settings.memory.embedding_model
+    where = f"[memory] backend = {settings.memory.backend!r}"
     return BackendEnv(
-        data_dir=data_dir if data_dir is not None else backend_data_dir(settings),
+        data_dir=data_dir,
         scope="",
-        chat_model=chat_model,
-        embedder=lambda: load_embedder(memory.embedding_model, f"[memory] backend = {backend!r}"),
+        chat_model=model.for_one_system() if model is not None else None,
+        embedder=lambda: load_embedder(embedding_model, where),
     )
+
+
+def construct(cls: type[MemorySystem], params: BackendParams, env: BackendEnv) -> MemorySystem:
+    """`cls(params, env)` with its folder created: how every backend is built."""
+    env.data_dir.mkdir(parents=True, exist_ok=True)
+    system: MemorySystem = cast(Any, cls)(params, env)
+    return system
 
 
 def build_backend(cls: type[MemorySystem], params: dict[str, Any], env: BackendEnv) -> MemorySystem:
     """`cls(checked params, env)` with its folder created: how every backend is built."""
-    checked = backend_params(cls, params)
-    env.data_dir.mkdir(parents=True, exist_ok=True)
-    system: MemorySystem = cast(Any, cls)(checked, env)
-    return system
-
-
-def open_system(settings: Settings, scope: str = "") -> MemorySystem:
-    """The configured memory system, built for one stage of one question. Every stage builds
-    it alike (memory titles already differ between runs), so `scope` is not used."""
-    cls = backend_class(settings.memory.backend)
-    return build_backend(cls, settings.memory.params, backend_env(settings))
+    return construct(cls, backend_params(cls, params), env)

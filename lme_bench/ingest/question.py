@@ -9,8 +9,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lme_bench.backends.configured import ConfiguredBackend, configured_backend
 from lme_bench.backends.protocol import Capability, Usage
-from lme_bench.backends.registry import backend_class, open_system
+from lme_bench.backends.registry import backend_class
 from lme_bench.common.limits import ThreadSafeSlots, provider_limiter
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.shards import QuestionRef
@@ -112,14 +113,18 @@ def check_run_models(settings: Settings) -> None:
 
 
 async def locate_memories(
-    build_ids: list[str], settings: Settings, run_id: str
+    build_ids: list[str],
+    settings: Settings,
+    run_id: str,
+    memory: ConfiguredBackend | None = None,
 ) -> dict[str, MemoryLocation]:
     """Each build's memory by build id (`QuestionRef.build`; a LongMemEval question's is its
     question id), created empty where there is none, and its entry count: a
     memory that is gone or empty is ingested again even when the cache holds its ingestion.
     A system without an entry surface is not asked what it holds: its count is the sessions
-    checkpointed as ingested."""
-    system = open_system(settings)
+    checkpointed as ingested. `memory`: the run's memory system as configured (derived from
+    `settings` when not given)."""
+    system = (memory or configured_backend(settings)).open()
     # Opened only for a system counted from them (a rerun of a finished run over entries
     # opens no file for writing here).
     opened: list[Checkpoints] = []
@@ -203,15 +208,21 @@ class _PreparingTurn:
 
 
 async def ingest_question(
-    ref: QuestionRef, settings: Settings, run_id: str, location: MemoryLocation | None = None
+    ref: QuestionRef,
+    settings: Settings,
+    run_id: str,
+    location: MemoryLocation | None = None,
+    memory: ConfiguredBackend | None = None,
 ) -> IngestOutcome:
     """Feed the memory of the question's build every session in date order (creating the
     memory unless `location` names it); one ingestion at a time per memory, across processes
-    too (build_locks.py)."""
+    too (build_locks.py). `memory`: the run's memory system as configured (derived from
+    `settings` when not given)."""
     title = memory_title(ref.build, run_id, settings.run.results_dir)
     folder = settings.run.results_dir
+    memory = memory or configured_backend(settings)
     async with BUILD_LOCKS.held(title, folder), _PreparingTurn() as turn:
-        return await _ingest_question(ref, settings, run_id, location, turn)
+        return await _ingest_question(ref, settings, run_id, location, memory, turn)
 
 
 async def _ingest_question(
@@ -219,11 +230,12 @@ async def _ingest_question(
     settings: Settings,
     run_id: str,
     location: MemoryLocation | None,
+    memory: ConfiguredBackend,
     turn: _PreparingTurn,
 ) -> IngestOutcome:
     started = time.perf_counter()
     view, _ = make_view(ref.load())
-    system = open_system(settings)
+    system = memory.open()
     title = memory_title(ref.build, run_id, settings.run.results_dir)
     checkpoints = _checkpoints(settings)
     try:

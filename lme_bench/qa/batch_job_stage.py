@@ -27,6 +27,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.providers.batch_jobs.protocol import BatchJobApi, BatchRequest
 from lme_bench.providers.factory import ModelSpec, model_for
 from lme_bench.providers.registry import provider_for, titles_where
+from lme_bench.qa.panel import QaPanel
 from lme_bench.qa.stage import answer_question
 from lme_bench.results.batch_jobs import BatchJob, record_outcome, refresh_job, submit_or_find
 from lme_bench.results.qa_tables import HypothesisRow
@@ -73,6 +74,11 @@ class _JobReply:
 def reader_spec(settings: Settings) -> ModelSpec:
     """The QA model, checked for a batch job: a provider with one, and one call per question."""
     _, _, spec = model_for("qa", settings)
+    return batch_spec(spec, settings)
+
+
+def batch_spec(spec: ModelSpec, settings: Settings) -> ModelSpec:
+    """`spec`, the QA model's, when a batch job can answer with it; else a ConfigError."""
     if not provider_for(spec.kind).answer_batch:
         raise ConfigError(
             f"[qa] batch = true: the QA model '{spec.label}' is served by a {spec.kind!r} "
@@ -90,10 +96,10 @@ def openai_batch_api(spec: ModelSpec, settings: Settings) -> BatchJobApi:
     return provider_for(spec.kind).batch_job_api(spec, settings.models.timeout_s)
 
 
-def request_body(messages: list[BaseMessage], settings: Settings) -> dict[str, Any]:
+def request_body(messages: list[BaseMessage], qa: QaPanel) -> dict[str, Any]:
     """The body the QA model's client sends for `messages` (its extra body merged in)."""
-    model, _, _ = model_for("qa", settings)
-    payload: dict[str, Any] = model._get_request_payload(messages)  # type: ignore[attr-defined]
+    model: Any = qa.model
+    payload: dict[str, Any] = model._get_request_payload(messages)
     extra = payload.pop("extra_body", None) or {}
     return payload | extra
 
@@ -113,9 +119,9 @@ class Taken:
     error: BaseException | None = None
 
 
-async def _take(item: AnswerItem, settings: Settings) -> Taken:
+async def _take(item: AnswerItem, qa: QaPanel) -> Taken:
     try:
-        row = await answer_question(item.ref, item.memory_id, settings, reader=_TakeRequest())
+        row = await answer_question(item.ref, item.memory_id, qa, reader=_TakeRequest())
     except ReaderRequest as taken:
         return Taken(item, messages=taken.messages)
     except Exception as error:  # a memory fault: the question fails as its task would
@@ -123,18 +129,18 @@ async def _take(item: AnswerItem, settings: Settings) -> Taken:
     return Taken(item, row=row)
 
 
-def take_requests(items: Sequence[AnswerItem], settings: Settings) -> list[Taken]:
+def take_requests(items: Sequence[AnswerItem], qa: QaPanel) -> list[Taken]:
     """Every question's search, up to its reader request, one question at a time."""
-    reader_spec(settings)
-    return [asyncio.run(_take(item, settings)) for item in items]
+    batch_spec(qa.spec, qa.settings)
+    return [asyncio.run(_take(item, qa)) for item in items]
 
 
-def _requests(taken: Sequence[Taken], settings: Settings) -> dict[str, BatchRequest]:
+def _requests(taken: Sequence[Taken], qa: QaPanel) -> dict[str, BatchRequest]:
     """Reader requests by question id."""
     found = {}
     for one in taken:
         if one.messages is not None:
-            body = request_body(one.messages, settings)
+            body = request_body(one.messages, qa)
             question_id = one.item.ref.question_id
             found[question_id] = BatchRequest(_custom_id(question_id, body), body)
     return found
@@ -142,31 +148,31 @@ def _requests(taken: Sequence[Taken], settings: Settings) -> dict[str, BatchRequ
 
 def start_job(
     taken: Sequence[Taken],
-    settings: Settings,
+    qa: QaPanel,
     run_dir: Path,
     make_api: ApiFactory = openai_batch_api,
 ) -> BatchJob | None:
     """The job of the reader requests taken (found in `run_dir`, or submitted); None when no
     question needs the model."""
-    requests = _requests(taken, settings)
+    requests = _requests(taken, qa)
     if not requests:
         return None
-    spec = reader_spec(settings)
+    spec = batch_spec(qa.spec, qa.settings)
     return submit_or_find(
         run_dir,
         STAGE,
         spec.provider,
-        make_api(spec, settings),
+        make_api(spec, qa.settings),
         list(requests.values()),
         {r.custom_id: [q, spec.label, 0] for q, r in requests.items()},
         "lme-bench answer",
     )
 
 
-def _reply(body: Mapping[str, Any], settings: Settings) -> AIMessage:
+def _reply(body: Mapping[str, Any], qa: QaPanel) -> AIMessage:
     """A chat completion as the QA model's client makes it into a message."""
-    model, _, _ = model_for("qa", settings)
-    result = model._create_chat_result(dict(body))  # type: ignore[attr-defined]
+    model: Any = qa.model
+    result = model._create_chat_result(dict(body))
     generation = result.generations[0]
     message: AIMessage = generation.message
     message.response_metadata = {**(generation.generation_info or {}), **message.response_metadata}
@@ -176,16 +182,16 @@ def _reply(body: Mapping[str, Any], settings: Settings) -> AIMessage:
 def collect_answers(
     taken: Sequence[Taken],
     job: BatchJob | None,
-    settings: Settings,
+    qa: QaPanel,
     run_dir: Path,
     make_api: ApiFactory = openai_batch_api,
 ) -> list[HypothesisRow | BaseException]:
     """Each question's hypothesis row (or the error that ended it), in order; questions the
     job did not answer are answered call by call."""
-    requests = _requests(taken, settings)
+    requests = _requests(taken, qa)
     results = {}
     if job is not None:
-        results = make_api(reader_spec(settings), settings).results(job.job_id)
+        results = make_api(batch_spec(qa.spec, qa.settings), qa.settings).results(job.job_id)
     answered: list[str] = []
 
     async def finish(one: Taken) -> HypothesisRow | BaseException:
@@ -197,12 +203,12 @@ def collect_answers(
         reader = None
         if result is not None and result.reply is not None:
             try:
-                reader = _JobReply(one.messages, _reply(result.reply, settings))
+                reader = _JobReply(one.messages, _reply(result.reply, qa))
                 answered.append(request.custom_id)
             except (KeyError, IndexError, TypeError, ValueError):
                 reader = None  # a reply without a choice: answered call by call
         try:
-            return await answer_question(ref, memory_id, settings, reader=reader)
+            return await answer_question(ref, memory_id, qa, reader=reader)
         except Exception as error:
             return error
 
@@ -214,16 +220,16 @@ def collect_answers(
 
 def answer_in_batch_jobs(
     items: Sequence[AnswerItem],
-    settings: Settings,
+    qa: QaPanel,
     run_dir: Path,
     make_api: ApiFactory = openai_batch_api,
     sleep: Callable[[float], object] = time.sleep,
 ) -> list[HypothesisRow | BaseException]:
     """Search, send the reader requests as one job, wait for it and answer, in this process."""
-    taken = take_requests(items, settings)
-    job = start_job(taken, settings, run_dir, make_api)
+    taken = take_requests(items, qa)
+    job = start_job(taken, qa, run_dir, make_api)
     if job is not None:
-        api = make_api(reader_spec(settings), settings)
+        api = make_api(batch_spec(qa.spec, qa.settings), qa.settings)
         while not refresh_job(run_dir, job, api):
-            sleep(settings.qa.batch_poll_s)
-    return collect_answers(taken, job, settings, run_dir, make_api)
+            sleep(qa.settings.qa.batch_poll_s)
+    return collect_answers(taken, job, qa, run_dir, make_api)

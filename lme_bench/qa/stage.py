@@ -7,15 +7,14 @@ import time
 
 from lme_bench.backends.protocol import Capability
 from lme_bench.backends.recall import MemorySearch, usage_since
-from lme_bench.backends.registry import open_system
-from lme_bench.common.limits import provider_limiter
 from lme_bench.common.secrets import redact_secrets
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import make_view
 from lme_bench.metrics.ranking_metrics import is_evidence
 from lme_bench.providers.calls import CallAccount, ChatCall, CountedModel, set_call_columns
-from lme_bench.providers.factory import model_for, parse_model
+from lme_bench.providers.factory import parse_model
+from lme_bench.qa.panel import QaPanel
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.qa.strategies import Answerer
 from lme_bench.results.qa_tables import HypothesisRow
@@ -23,23 +22,23 @@ from lme_bench.retrieval.official_ids import has_evidence_turns, official_rankin
 
 
 async def answer_question(
-    ref: QuestionRef, memory_id: str, settings: Settings, reader: ChatCall | None = None
+    ref: QuestionRef, memory_id: str, qa: QaPanel, reader: ChatCall | None = None
 ) -> HypothesisRow:
-    """Answer from memory. Model failures after retries become a row with status "error".
+    """Answer from memory, with the run's QA model, prompts and memory system (built once per
+    run: lme_bench.qa.panel). Model failures after retries become a row with status "error".
     `reader` stands in for the QA model's calls (a batch job's replies)."""
+    settings = qa.settings
     instance = ref.load()
     view, keys = make_view(instance)
-    built, policy, spec = model_for("qa", settings)
-    model: ChatCall = built if reader is None else reader
-    prompts = load_qa_prompts(settings.qa.prompts_dir)
+    model: ChatCall = qa.model if reader is None else reader
     account = CallAccount()
-    row = unanswered_row(ref, settings)
+    row = _row(ref, settings, qa.spec.label, qa.prompts.version)
     started = time.perf_counter()
-    system = open_system(settings)
+    system = qa.memory.open()
     try:
-        counted = CountedModel(model, policy, account, provider_limiter(settings, spec.provider))
+        counted = CountedModel(model, qa.policy, account, qa.limiter)
         search = MemorySearch(system, view.question_date)
-        answerer = Answerer(search, counted, prompts, settings.qa)
+        answerer = Answerer(search, counted, qa.prompts, settings.qa)
         before = system.usage()
         answer = await answerer.answer(view, memory_id)
         spent = usage_since(system, before)
@@ -81,18 +80,27 @@ def _model_fault(error: BaseException) -> bool:
 
 
 def unanswered_row(ref: QuestionRef, settings: Settings, error: str | None = None) -> HypothesisRow:
-    """The question's hypothesis row before (or instead of) an answer; with `error`, the row
-    of a question whose answer could not be made."""
+    """The row of a question whose answer could not be made (`error`), or, without one, of a
+    question before its answer."""
+    qa_model = parse_model("qa", settings.models.qa, settings).label if settings.models.qa else ""
+    return _row(ref, settings, qa_model, load_qa_prompts(settings.qa.prompts_dir).version, error)
+
+
+def _row(
+    ref: QuestionRef,
+    settings: Settings,
+    qa_model: str,
+    prompt_version: str,
+    error: str | None = None,
+) -> HypothesisRow:
     return HypothesisRow(
         question_id=ref.question_id,
         question_type=ref.question_type,
         is_abstention=ref.is_abstention,
         hypothesis=None,
         strategy=settings.qa.strategy,
-        qa_model=parse_model("qa", settings.models.qa or "", settings).label
-        if settings.models.qa
-        else "",
-        prompt_version=load_qa_prompts(settings.qa.prompts_dir).version,
+        qa_model=qa_model,
+        prompt_version=prompt_version,
         top_ke=settings.qa.top_ke,
         top_kc=settings.qa.top_kc,
         status="error" if error else "ok",

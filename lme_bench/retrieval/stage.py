@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from lme_bench.backends.configured import ConfiguredBackend, configured_backend
 from lme_bench.backends.recall import MemorySearch, usage_since
-from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.dataset.views import session_keys
@@ -17,11 +17,15 @@ from lme_bench.retrieval.provenance import CONTEXT_ONLY, CONTEXT_ONLY_HIT, prove
 
 
 async def evaluate_question(
-    ref: QuestionRef, outcome: IngestOutcome, settings: Settings
+    ref: QuestionRef,
+    outcome: IngestOutcome,
+    settings: Settings,
+    memory: ConfiguredBackend | None = None,
 ) -> list[RetrievalRow]:
-    """Search the question's memory with the question text and score the ranking."""
+    """Search the question's memory with the question text and score the ranking; `memory`
+    is the run's memory system as configured (derived from `settings` when not given)."""
     instance = ref.load()
-    system = open_system(settings)
+    system = (memory or configured_backend(settings)).open()
     top_k = settings.retrieval.top_k
     try:
         search = MemorySearch(system, instance.question_date)

@@ -148,28 +148,34 @@ def run_each(
 @dataclass(frozen=True, slots=True)
 class Batch:
     """Questions of one stage for one task run. Upstreams: a MemoryLocation per question for
-    ingest, an IngestOutcome for retrieval."""
+    ingest, an IngestOutcome for retrieval. `memory`, the run's memory system as configured,
+    travels to a worker process as its settings and is derived there once for the batch
+    (lme_bench.backends.configured); None: derived from `settings`, once for the batch."""
 
     stage: str
     refs: Sequence[QuestionRef]
     upstreams: Sequence[Any]
     settings: Settings
     scope: str
+    memory: steps.ConfiguredBackend | None = None
 
-    def _work(self, ref: QuestionRef, upstream: Any) -> Coroutine[Any, Any, Any]:
+    def _work(
+        self, ref: QuestionRef, upstream: Any, memory: steps.ConfiguredBackend
+    ) -> Coroutine[Any, Any, Any]:
         if self.stage == "ingest":
-            return steps.ingest_question(ref, self.settings, self.scope, upstream)
+            return steps.ingest_question(ref, self.settings, self.scope, upstream, memory)
         if self.stage == "retrieval":
-            return steps.evaluate_question(ref, upstream, self.settings)
+            return steps.evaluate_question(ref, upstream, self.settings, memory)
         raise ValueError(f"stage {self.stage!r} is not run in batches")
 
     def run(self) -> list[Outcome[Any]]:
         """Every question, in this thread; an error whose text holds a secret comes back
         masked."""
+        memory = self.memory or steps.configured_backend(self.settings)
 
         def one(pair: tuple[QuestionRef, Any]) -> Any:
             try:
-                return asyncio.run(self._work(*pair))
+                return asyncio.run(self._work(*pair, memory))
             except Exception as exc:
                 clean = scrubbed(exc, self.settings)
                 if clean is exc:

@@ -1,7 +1,8 @@
 """The benchmark's steps as plain functions; Prefect tasks in tasks/ call exactly these.
 
-plan_run -> prepare_questions -> judge_panel (the run's judges, once) -> per question:
-ingest_question -> evaluate_question / answer_question -> judge_question; then
+plan_run -> prepare_questions -> configured_backend (the memory system as configured, once),
+qa_panel (the QA model and prompts, once), judge_panel (the run's judges, once) -> per
+question: ingest_question -> evaluate_question / answer_question -> judge_question; then
 lme_bench.run.finish.write_run
 """
 
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lme_bench.backends.builtin_params import embedded_params
+from lme_bench.backends.configured import ConfiguredBackend as ConfiguredBackend
+from lme_bench.backends.configured import configured_backend as configured_backend
 from lme_bench.backends.registry import backend_class, backend_params
 from lme_bench.benchmarks.registry import BenchmarkError, resolve_benchmark
 from lme_bench.benchmarks.scoring_hooks import OwnJudge, scoring_of
@@ -36,6 +39,8 @@ from lme_bench.judge.prompts import judge_prompts
 from lme_bench.judge.stage import judge_question as judge_question
 from lme_bench.providers.factory import check_models
 from lme_bench.qa.batch_job_stage import reader_spec
+from lme_bench.qa.panel import QaPanel as QaPanel
+from lme_bench.qa.panel import qa_panel as qa_panel
 from lme_bench.qa.stage import answer_question as answer_question
 from lme_bench.results.manifest import package_versions
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
@@ -137,30 +142,36 @@ def prepare_questions(
 
 
 async def ingest_question(
-    ref: QuestionRef, settings: Settings, run_id: str, location: MemoryLocation | None = None
+    ref: QuestionRef,
+    settings: Settings,
+    run_id: str,
+    location: MemoryLocation | None = None,
+    memory: ConfiguredBackend | None = None,
 ) -> IngestOutcome:
-    """Ingest the question's build (lme_bench.ingest.question), then save it to the build
-    store where there is one (lme_bench.run.builds), so a worker sharing no disk can use it."""
-    outcome = await ingestion.ingest_question(ref, settings, run_id, location)
+    """Ingest the question's build (lme_bench.ingest.question) into the run's memory system
+    (`memory`, derived from `settings` when not given), then save it to the build store where
+    there is one (lme_bench.run.builds), so a worker sharing no disk can use it."""
+    outcome = await ingestion.ingest_question(ref, settings, run_id, location, memory)
     return save_build(outcome, settings)
 
 
 async def evaluate_question(
-    ref: QuestionRef, outcome: IngestOutcome, settings: Settings
+    ref: QuestionRef,
+    outcome: IngestOutcome,
+    settings: Settings,
+    memory: ConfiguredBackend | None = None,
 ) -> list[RetrievalRow]:
     """The retrieval stage on the outcome's memory, fetched from the build store first where
     this machine lacks it."""
     fetch_build(outcome, settings)
-    return await retrieval.evaluate_question(ref, outcome, settings)
+    return await retrieval.evaluate_question(ref, outcome, settings, memory)
 
 
-async def answer_outcome(
-    ref: QuestionRef, outcome: IngestOutcome, settings: Settings
-) -> HypothesisRow:
+async def answer_outcome(ref: QuestionRef, outcome: IngestOutcome, qa: QaPanel) -> HypothesisRow:
     """The answer stage on the outcome's memory, fetched from the build store first where
     this machine lacks it."""
-    fetch_build(outcome, settings)
-    return await answer_question(ref, outcome.memory_id, settings)
+    fetch_build(outcome, qa.settings)
+    return await answer_question(ref, outcome.memory_id, qa)
 
 
 def error_rows(ref: QuestionRef, error: BaseException | str) -> list[RetrievalRow]:

@@ -34,7 +34,7 @@ def test_the_env_is_the_runs_with_its_embedder(tmp_path: Path) -> None:
     assert env.data_dir == tmp_path / "data" and env.data_dir.is_dir()
     assert env.chat_model is None  # no [models] memory configured
     run_env = backend_env(settings, data_dir=tmp_path / "data")
-    assert (env.scope, env.extra) == (run_env.scope, run_env.extra)
+    assert env.scope == run_env.scope == ""
     assert env.embedder is not None
     embedder = env.embedder()
     assert embedder.name == "hashing-trigram-256"

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.backends.registry import backend_class, open_system
+from lme_bench.backends.configured import open_system
+from lme_bench.backends.registry import backend_class
 from lme_bench.config.settings import load_settings
 from lme_bench.conformance import build_system
 from lme_bench.embeddings import MissingExtraError

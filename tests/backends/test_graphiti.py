@@ -19,10 +19,10 @@ pytest.importorskip("graphiti_core", reason=reason("graphiti"))
 from graphiti_core.prompts.extract_edges import EdgeTimestamps
 from graphiti_core.prompts.models import Message
 
+from lme_bench.backends.configured import open_system
 from lme_bench.backends.graphiti import GraphitiSystem, group_id_for, session_time
 from lme_bench.backends.graphiti_clients import ChatModelLLMClient, StructuredReplyError
 from lme_bench.backends.protocol import Capability, MemorySystem, Session, Turn, Usage
-from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.conformance import MemorySystemConformance
 from lme_bench.providers.accounted_chat import AccountedChatModel

@@ -16,11 +16,11 @@ from tests.extras import reason
 
 pytest.importorskip("langmem", reason=reason("langgraph"))
 
+from lme_bench.backends.configured import open_system
 from lme_bench.backends.langgraph_store import LangGraphSystem, LangMemSystem
 from lme_bench.backends.langgraph_stores import DATABASE_NAME
 from lme_bench.backends.langmem_fake_model import user_messages
 from lme_bench.backends.protocol import Capability, Hit, MemorySystem, Session, Turn
-from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.conformance import MemorySystemConformance
 

@@ -21,16 +21,14 @@ from typing import Any
 
 import pytest
 
-import lme_bench.backends.registry as registry
-import lme_bench.ingest.question as ingest_question_module
-import lme_bench.qa.stage as qa_stage
-import lme_bench.retrieval.stage as retrieval_stage
+from lme_bench.backends.configured import ConfiguredBackend
 from lme_bench.backends.protocol import MemorySystem
 from lme_bench.config.settings import load_settings
 from lme_bench.dataset.loader import iter_questions
-from lme_bench.providers.accounted_chat import AccountedChatModel
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.providers.fake_policies import fake_policy
+from lme_bench.providers.memory_model import MemoryModel
+from lme_bench.providers.retry import RetryPolicy
 from lme_bench.run.steps import (
     answer_question,
     bundled_sample,
@@ -38,6 +36,7 @@ from lme_bench.run.steps import (
     ingest_question,
     plan_run,
     prepare_questions,
+    qa_panel,
 )
 from tests.backends.conftest import REPO
 from tests.backends.leak_recording import CallRecorder, record_model_requests
@@ -82,17 +81,16 @@ def test_nothing_gold_reaches_the_system_or_its_model(
         pytest.skip(f"the {backend} extra is not installed (make install-all)")
     model = ScriptedChatModel(script=[fake_policy(policy)])
     log: list[Any] = []
-    opened = registry.open_system  # the stages' own, wrapped to record what they hand over
+    opened = ConfiguredBackend.open  # the stages' own, wrapped to record what they hand over
 
-    def recording(settings: Any, scope: str = "") -> Any:
-        return Recorder(opened(settings, scope), log)
+    def recording(memory: ConfiguredBackend) -> Any:
+        return Recorder(opened(memory), log)
 
     monkeypatch.setattr(
-        "lme_bench.providers.memory_model.memory_chat_model",
-        lambda settings: AccountedChatModel(inner=model),
+        "lme_bench.providers.memory_model.memory_model",
+        lambda settings: MemoryModel(model, RetryPolicy(), None, None),
     )
-    monkeypatch.setattr(ingest_question_module, "open_system", recording)
-    monkeypatch.setattr(qa_stage, "open_system", recording)
+    monkeypatch.setattr(ConfiguredBackend, "open", recording)
     settings = load_settings(
         None,
         **{
@@ -110,7 +108,7 @@ def test_nothing_gold_reaches_the_system_or_its_model(
     _, refs = prepare_questions(plan, limit=2)
     for ref in refs:
         outcome = asyncio.run(ingest_question(ref, settings, plan.run_id))
-        asyncio.run(answer_question(ref, outcome.memory_id, settings))
+        asyncio.run(answer_question(ref, outcome.memory_id, qa_panel(settings)))
 
     assert {entry["call"] for entry in log} == {"open_memory", "ingest_session", "search"}
     assert model.calls, "the system's own model was never called"
@@ -204,13 +202,12 @@ def test_no_gold_of_a_shared_build_reaches_any_backend_its_models_or_the_reader(
     data, gold, common_words = SAMPLES[benchmark](tmp_path / "data")
     requests = record_model_requests(monkeypatch)
     log: list[Any] = []
-    opened = registry.open_system
+    opened = ConfiguredBackend.open
 
-    def recording(settings: Any, scope: str = "") -> Any:
-        return CallRecorder(opened(settings, scope), log)
+    def recording(memory: ConfiguredBackend) -> Any:
+        return CallRecorder(opened(memory), log)
 
-    for module in (ingest_question_module, qa_stage, retrieval_stage):
-        monkeypatch.setattr(module, "open_system", recording)
+    monkeypatch.setattr(ConfiguredBackend, "open", recording)
     with ExitStack() as stack:
         wire = None
         if backend in {"mcp", "mcp-tools"}:
@@ -239,7 +236,7 @@ def test_no_gold_of_a_shared_build_reaches_any_backend_its_models_or_the_reader(
             memories.add(outcome.memory_id)
             rows = asyncio.run(evaluate_question(ref, outcome, settings))
             assert all(row.status != "error" for row in rows), (ref.question_id, rows)
-            answer = asyncio.run(answer_question(ref, outcome.memory_id, settings))
+            answer = asyncio.run(answer_question(ref, outcome.memory_id, qa_panel(settings)))
             assert answer.status == "ok", (ref.question_id, answer.error)
         assert len(memories) == 1  # the build's questions share its memory
     wire_text = _wire_text(backend, wire) if wire is not None else ""

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
+from lme_bench.backends.configured import open_system
 from lme_bench.backends.mcp_tools import McpToolsSystem, memory_id_for
 from lme_bench.backends.protocol import Capability, MemorySystem, Session, Turn, Usage
-from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.conformance import MemorySystemConformance, build_system
 from tests.conformance.servers import free_port, wait_until_listening

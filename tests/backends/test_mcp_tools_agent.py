@@ -21,8 +21,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from lme_bench.agent.tool_prompts import tool_prompts
 from lme_bench.backends.builtin_params import memory_path
+from lme_bench.backends.configured import open_system
 from lme_bench.backends.mcp_tools_fake_agent import KG_NOTE_TAKER, kg_note_taker
-from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.dataset.views import make_view

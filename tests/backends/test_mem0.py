@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from lme_bench.backends.configured import open_system
 from lme_bench.backends.mem0 import ExtractionCutError
 from lme_bench.backends.mem0_fake_model import mem0_extractor, user_messages
 from lme_bench.backends.protocol import Capability, Hit, MemorySystem, Session, Turn
-from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import ConfigError, Settings
 from tests.extras import needs_extra
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from lme_bench.backends.configured import open_system
 from lme_bench.backends.protocol import MemorySystem
-from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings
 from lme_bench.conformance import MemorySystemConformance
 from tests.extras import reason

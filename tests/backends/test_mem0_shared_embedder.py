@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from lme_bench.backends.configured import open_system
 from lme_bench.backends.protocol import Session, Turn
-from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import Settings
 from lme_bench.embeddings import HASHING, MINILM, load_embedder
 from lme_bench.embeddings.loading import loaded_models

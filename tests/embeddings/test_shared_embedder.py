@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from lme_bench.backends.configured import open_system
 from lme_bench.backends.protocol import Session, Turn
-from lme_bench.backends.registry import open_system
 from lme_bench.config.settings import load_settings
 from lme_bench.embeddings import (
     HASHING,

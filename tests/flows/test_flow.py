@@ -65,10 +65,10 @@ def test_failed_question_becomes_error_rows_and_fails_the_run(
 ) -> None:
     real = steps.ingest_question
 
-    async def flaky(ref: Any, settings: Any, run_id: str, location: Any = None) -> Any:
+    async def flaky(ref: Any, settings: Any, run_id: str, *rest: Any) -> Any:
         if ref.index == 0:
             raise ValueError("memory rejected the write")
-        return await real(ref, settings, run_id)
+        return await real(ref, settings, run_id, *rest)
 
     monkeypatch.setattr(steps, "ingest_question", flaky)
     with pytest.raises(RunFailures, match="1 question"):
@@ -240,3 +240,27 @@ def test_the_judges_are_built_once_per_run_not_per_question(
     assert judged["fake:match-judge"]["overall"]["n"] == 4  # four questions judged ...
     assert judged["fake:yes"]["overall"]["n"] == 4
     assert sorted(built) == ["fake:match-judge", "fake:yes"]  # ... by judges built once
+
+
+def test_the_qa_model_and_the_memory_model_are_built_once_per_run(
+    harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lme_bench.providers import factory
+
+    built: list[str] = []
+    original = factory.build_chat_model
+
+    def counting(spec: Any, *args: Any, **kwargs: Any) -> Any:
+        built.append(spec.role)
+        return original(spec, *args, **kwargs)
+
+    monkeypatch.setattr(factory, "build_chat_model", counting)
+    # a memory model the embedded store is handed (and does not call): built for each system
+    # opened, were the configuration derived again per stage and question
+    monkeypatch.setenv("LME_MODELS__MEMORY", "fake:mem0-extractor")
+    request = RunRequest(
+        config="configs/full-fake.toml", results_dir=str(tmp_path), run_id="once", limit=4
+    )
+    result = benchmark(request)
+    assert result["summary"]["qa"]["judges"]["fake:match-judge"]["overall"]["n"] == 4
+    assert sorted(built.count(role) for role in ("qa", "memory")) == [1, 1]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.backends.capabilities import entries_of
-from lme_bench.backends.registry import open_system
+from lme_bench.backends.configured import open_system
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.ingest.checkpoint import Checkpoints

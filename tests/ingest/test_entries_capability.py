@@ -13,10 +13,11 @@ from typing import Any, ClassVar
 
 import pytest
 
+from lme_bench.backends.configured import open_system
 from lme_bench.backends.embedded import EmbeddedEntryStore
 from lme_bench.backends.entry_system import EmbeddedSystem, entry_hit, turn_entries
 from lme_bench.backends.protocol import BackendEnv, BackendParams, Capability, Hit, Session, Usage
-from lme_bench.backends.registry import backend_data_dir, build_backend, open_system
+from lme_bench.backends.registry import backend_data_dir, build_backend
 from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.entries.models import Entry, NewEntry, SearchResult
 from lme_bench.reference_memory.store import EmbeddedStore

@@ -15,11 +15,8 @@ from typing import Any
 
 import pytest
 
-import lme_bench.ingest.question as ingest_question_module
-import lme_bench.qa.stage as qa_stage
-import lme_bench.retrieval.stage as retrieval_stage
 from lme_bench.backends.builtin_params import memory_path
-from lme_bench.backends.registry import open_system
+from lme_bench.backends.configured import ConfiguredBackend
 from lme_bench.config.settings import load_settings
 from lme_bench.judge.panel import judge_panel
 from lme_bench.run.steps import (
@@ -29,6 +26,7 @@ from lme_bench.run.steps import (
     judge_question,
     plan_run,
     prepare_questions,
+    qa_panel,
 )
 from tests.benchmarks.locomo.samples import listed_sample, write_json
 
@@ -71,11 +69,12 @@ def test_no_locomo_gold_reaches_the_memory(tmp_path: Path, monkeypatch: pytest.M
 
             return recorded
 
-    def recording(settings: Any, scope: str = "") -> Any:
-        return Recorder(open_system(settings, scope))
+    opened = ConfiguredBackend.open  # how every stage opens the run's memory system
 
-    for module in (ingest_question_module, qa_stage, retrieval_stage):
-        monkeypatch.setattr(module, "open_system", recording)
+    def recording(memory: ConfiguredBackend) -> Any:
+        return Recorder(opened(memory))
+
+    monkeypatch.setattr(ConfiguredBackend, "open", recording)
     settings = load_settings(
         None,
         **{
@@ -94,7 +93,7 @@ def test_no_locomo_gold_reaches_the_memory(tmp_path: Path, monkeypatch: pytest.M
     for ref in refs:
         outcome = asyncio.run(ingest_question(ref, settings, plan.run_id))
         asyncio.run(evaluate_question(ref, outcome, settings))
-        row = asyncio.run(answer_question(ref, outcome.memory_id, settings))
+        row = asyncio.run(answer_question(ref, outcome.memory_id, qa_panel(settings)))
         assert row.status == "ok"
         assert not any(g in (row.hypothesis or "") for g in GOLD)  # the reader saw none
         answered.append(row)

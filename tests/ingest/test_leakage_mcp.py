@@ -24,6 +24,7 @@ from lme_bench.run.steps import (
     locate_memories,
     plan_run,
     prepare_questions,
+    qa_panel,
 )
 from tests.wire.capture import http_sent, stdio_sent, tool_calls
 from tests.wire.servers import RecordingHttpServer, recording_stdio_settings
@@ -56,7 +57,7 @@ async def _ingest_search_answer(settings: Settings) -> None:
         outcome = await ingest_question(ref, settings, plan.run_id, located[ref.question_id])
         rows = await evaluate_question(ref, outcome, settings)
         assert rows and all(row.status == "ok" for row in rows)
-        hypothesis = await answer_question(ref, outcome.memory_id, settings)
+        hypothesis = await answer_question(ref, outcome.memory_id, qa_panel(settings))
         assert hypothesis.status == "ok" and hypothesis.entries_shown > 0
 
 

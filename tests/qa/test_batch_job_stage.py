@@ -15,6 +15,7 @@ import pytest
 
 from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.qa.batch_job_stage import AnswerItem, answer_in_batch_jobs, take_requests
+from lme_bench.qa.panel import qa_panel
 from lme_bench.qa.stage import answer_question
 from lme_bench.results.batch_jobs import read_jobs
 from lme_bench.results.qa_tables import HypothesisRow
@@ -50,14 +51,17 @@ def _comparable(rows: list[Any]) -> list[dict[str, Any]]:
 
 
 def _call_by_call(items: list[AnswerItem], settings: Settings) -> list[HypothesisRow]:
-    return [asyncio.run(answer_question(i.ref, i.memory_id, settings)) for i in items]
+    qa = qa_panel(settings)
+    return [asyncio.run(answer_question(i.ref, i.memory_id, qa)) for i in items]
 
 
 def test_hypotheses_equal_the_call_by_call_answers(tmp_path: Path) -> None:
     with serve_batches() as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings)
-        batched = answer_in_batch_jobs(items, settings, tmp_path / "run", sleep=lambda s: None)
+        batched = answer_in_batch_jobs(
+            items, qa_panel(settings), tmp_path / "run", sleep=lambda s: None
+        )
         assert not fake.chat_requests
         (batch,) = fake.batches.values()
         sent = [json.loads(x) for x in fake.files[batch.input_file_id][2].splitlines()]
@@ -73,7 +77,9 @@ def test_failed_items_are_answered_call_by_call(tmp_path: Path) -> None:
     with serve_batches(FakeBatchJobApi(failing={0}, expire_after=4)) as (base_url, fake):
         settings = _settings(tmp_path, base_url)
         items = _items(settings)
-        batched = answer_in_batch_jobs(items, settings, tmp_path / "run", sleep=lambda s: None)
+        batched = answer_in_batch_jobs(
+            items, qa_panel(settings), tmp_path / "run", sleep=lambda s: None
+        )
         redone = len(fake.chat_requests)
         live = _call_by_call(items, settings)
     assert redone == 2
@@ -88,4 +94,4 @@ def test_only_single_strategy_answers_go_in_a_batch(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="strategy = 'single'"):
         plan_run(settings)  # before any work
     with pytest.raises(ConfigError, match="strategy = 'single'"):
-        take_requests([], settings)
+        take_requests([], qa_panel(settings))

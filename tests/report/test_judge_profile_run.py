@@ -31,6 +31,7 @@ from lme_bench.run.steps import (
     judge_question,
     plan_run,
     prepare_questions,
+    qa_panel,
 )
 
 JUDGE = "fake:match-judge"  # yes when the gold answer appears in the response
@@ -66,7 +67,7 @@ def _run(settings: Settings, limit: int) -> RunReport:
         for row in asyncio.run(evaluate_question(r, o, settings))
     ]
     answered = [
-        asyncio.run(answer_question(r, o.memory_id, settings))
+        asyncio.run(answer_question(r, o.memory_id, qa_panel(settings)))
         for r, o in zip(refs, results.outcomes, strict=True)
     ]
     # scripted answers, right on every other question, so the accuracy is neither 0 nor 1

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from lme_bench.backends.capabilities import entries_of
-from lme_bench.backends.registry import open_system
+from lme_bench.backends.configured import open_system
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.ingest.question import IngestOutcome
 from lme_bench.run.finish import RunReport, RunResults, write_run

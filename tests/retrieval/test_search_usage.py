@@ -17,6 +17,7 @@ from lme_bench.run.steps import (
     ingest_question,
     plan_run,
     prepare_questions,
+    qa_panel,
 )
 
 
@@ -40,7 +41,7 @@ def test_query_embeddings_are_counted_per_stage(tmp_path: Path, search: str) -> 
     # texts the shared embedder has not seen (a query seen before comes from its cache)
     outcomes = [asyncio.run(ingest_question(ref, settings, plan.run_id)) for ref in refs]
     rows = asyncio.run(evaluate_question(refs[0], outcomes[0], settings))
-    answer = asyncio.run(answer_question(refs[1], outcomes[1].memory_id, settings))
+    answer = asyncio.run(answer_question(refs[1], outcomes[1].memory_id, qa_panel(settings)))
     assert answer.status == "ok"
     calls = {row.search_embedding_calls for row in rows}
     latency = search_latency(rows)

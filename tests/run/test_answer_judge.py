@@ -26,6 +26,7 @@ from lme_bench.run.steps import (
     judge_question,
     plan_run,
     prepare_questions,
+    qa_panel,
 )
 from tests.judge.standin_checkout import expected_prompt, make_checkout
 from tests.providers.fake_openai_server import serve
@@ -42,7 +43,7 @@ def _run(settings: Settings, limit: int) -> tuple[Path, dict[str, Any]]:
         for row in asyncio.run(evaluate_question(r, o, settings))
     ]
     results.hypotheses = [
-        asyncio.run(answer_question(r, o.memory_id, settings))
+        asyncio.run(answer_question(r, o.memory_id, qa_panel(settings)))
         for r, o in zip(refs, results.outcomes, strict=True)
     ]
     results.scores = [

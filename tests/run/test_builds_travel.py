@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from lme_bench.config.settings import Settings, load_settings
+from lme_bench.qa.panel import qa_panel
 from lme_bench.results.store import RunStore
 from lme_bench.run import steps
 from lme_bench.run.builds import MemoryBuildError
@@ -40,7 +41,7 @@ def _answers(settings: Settings, outcomes: list[steps.IngestOutcome]) -> list[An
     found = []
     for ref, outcome in zip(_refs(settings), outcomes, strict=True):
         rows = asyncio.run(steps.evaluate_question(ref, outcome, settings))
-        answer = asyncio.run(steps.answer_outcome(ref, outcome, settings))
+        answer = asyncio.run(steps.answer_outcome(ref, outcome, qa_panel(settings)))
         kept = [{k: v for k, v in asdict(r).items() if "seconds" not in k} for r in rows]
         found.append((kept, answer.hypothesis, answer.status))
     return found

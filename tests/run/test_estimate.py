@@ -18,6 +18,7 @@ from lme_bench.run.steps import (
     judge_question,
     plan_run,
     prepare_questions,
+    qa_panel,
 )
 
 
@@ -48,7 +49,7 @@ def test_answer_and_judge_calls_match_and_no_key_is_needed(
     answer, judge = estimate_run([r.load() for r in refs], settings).stages
     outcomes = [asyncio.run(ingest_question(r, settings, plan.run_id)) for r in refs]
     hypotheses = [
-        asyncio.run(answer_question(r, o.memory_id, settings))
+        asyncio.run(answer_question(r, o.memory_id, qa_panel(settings)))
         for r, o in zip(refs, outcomes, strict=True)
     ]
     scores = [
