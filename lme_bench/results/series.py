@@ -88,5 +88,7 @@ def config_digest(settings: Settings) -> str:
     left out), as canonical JSON."""
     data = {k: v for k, v in settings.redacted().items() if k not in _UNDIGESTED}
     data["run"] = {"stages": settings.stages}
+    if isinstance(data.get("memory"), dict):  # where builds travel decides no result
+        data["memory"] = {k: v for k, v in data["memory"].items() if k != "build_store"}
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()

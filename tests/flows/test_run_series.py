@@ -95,7 +95,14 @@ def test_a_run_folder_from_before_series_is_in_its_config_s_series() -> None:
 def test_the_config_digest_leaves_out_where_a_run_goes_and_what_it_costs(tmp_path: Path) -> None:
     config = _config(tmp_path)
     here = load_settings(config)
-    elsewhere = load_settings(config, **{"run.results_dir": "/elsewhere", "limits.ingest": 2})
+    elsewhere = load_settings(
+        config,
+        **{
+            "run.results_dir": "/elsewhere",
+            "limits.ingest": 2,
+            "memory.build_store": str(tmp_path / "builds"),
+        },
+    )
     other_reader = load_settings(config, **{"qa.top_ke": 3})
     assert config_digest(here) == config_digest(elsewhere)
     assert config_digest(here) != config_digest(other_reader)
