@@ -34,7 +34,10 @@ def run_shards(request: RunRequest) -> RunRequest:
         raise ValueError("scale-out collects the shards' work from the task cache: [cache] is off")
     plan = steps.plan_run(settings)
     _, refs = steps.prepare_questions(plan, request.questions, request.limit)
-    child = request.model_copy(update={"shards": 1, "shard_deployment": None, "limit": None})
+    child = request.model_copy(
+        update={"shards": 1, "shard_deployment": None, "shard_queues": None, "limit": None}
+    )
+    queues = request.shard_queues or [None]
     stages = [s for s in settings.stages if s != "report"]
     logger = get_run_logger()
     runs: list[FlowRun] = []
@@ -50,6 +53,7 @@ def run_shards(request: RunRequest) -> RunRequest:
             flow_run_name=f"{plan.run_id} shard {number}/{request.shards}",
             timeout=0,
             as_subflow=True,
+            work_queue_name=queues[(number - 1) % len(queues)],
         )
         runs.append(started)
     finished = asyncio.run(_wait_all(runs))

@@ -44,6 +44,12 @@ class RunRequest(BaseModel):
     shard_deployment: str | None = Field(
         default=None, description="deployment that runs each shard, e.g. benchmark/shard"
     )
+    shard_queues: list[str] | None = Field(
+        default=None,
+        description="work queues of the shard deployment's pool the shards go to in turn (shard"
+        " i to queue i mod n), so each runs where its queue's workers are; default: the"
+        " deployment's own queue",
+    )
     compare_to: str | None = Field(
         default=None,
         description='a run id to compare with, or "previous": the latest completed run of the'

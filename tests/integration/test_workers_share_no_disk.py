@@ -37,6 +37,7 @@ __all__ = ["s3_bucket", "s3_server"]
 
 QUESTIONS = 4
 RUN_ID = "no-shared-disk"
+SHARD_QUEUES = ("shard-a", "shard-b")  # shard i goes to queue i mod 2, polled by one worker each
 STAGES = ("ingest", "retrieval", "answer", "judge")
 # What a shard worker's working folder may hold afterwards: scratch a later run reuses or
 # rebuilds (the memory store, ingestion checkpoints, the memory title key, dataset splits,
@@ -92,19 +93,19 @@ def _wait(stack: PrefectStack, run_id: Any, states: set[str], timeout: float) ->
 def _sharded_run(
     stack: PrefectStack, request: dict[str, Any], envs: dict[str, dict[str, str]], logs: Path
 ) -> tuple[Any, dict[str, str]]:
-    """The scale-out deployment run: its parent taken by the `parent` worker (one flow run at a
-    time), then the two shard workers started, one flow run at a time each. Returns the parent's
-    id and which worker submitted each flow run."""
-    started = [_spawn(_worker("parent"), envs["parent"], logs / "parent.log")]
+    """The scale-out deployment run: its parent taken by the `parent` worker (the pool's default
+    queue), its shards by the two shard workers, each polling the queue its shard is sent to
+    (`shard_queues`), one flow run at a time each. Returns the parent's id and which worker
+    submitted each flow run."""
+    started = [_spawn(_worker("parent", "default"), envs["parent"], logs / "parent.log")]
     try:
         cli = stack.prefect(
             "deployment", "run", "benchmark/scale-out", "--params", json.dumps({"request": request})
         )  # fmt: skip
         assert cli.returncode == 0, f"{cli.stdout}\n{cli.stderr}"
         parent = flow_run_id(cli.stdout)
-        _wait(stack, parent, {"Running"}, 180)
-        for name in ("worker-a", "worker-b"):
-            started.append(_spawn(_worker(name), envs[name], logs / f"{name}.log"))
+        for name, queue in zip(("worker-a", "worker-b"), SHARD_QUEUES, strict=True):
+            started.append(_spawn(_worker(name, queue), envs[name], logs / f"{name}.log"))
         state = _wait(stack, parent, {"Completed", "Failed", "Crashed"}, 600)
         assert state == "Completed", "\n".join(
             (logs / f"{n}.log").read_text(errors="replace")[-4000:] for n in envs
@@ -120,8 +121,20 @@ def _sharded_run(
     return parent, submitted
 
 
-def _worker(name: str) -> list[str]:
-    return [str(BIN / "prefect"), "worker", "start", "--pool", POOL, "--name", name, "--limit", "1"]
+def _worker(name: str, queue: str) -> list[str]:
+    args = [
+        "worker",
+        "start",
+        "--pool",
+        POOL,
+        "--work-queue",
+        queue,
+        "--name",
+        name,
+        "--limit",
+        "1",
+    ]
+    return [str(BIN / "prefect"), *args]
 
 
 def _children(stack: PrefectStack, parent: Any, seen: frozenset[Any] = frozenset()) -> list[Any]:
@@ -154,6 +167,7 @@ def test_a_sharded_run_on_workers_sharing_no_disk(
         "limit": QUESTIONS,
         "shards": 2,
         "shard_deployment": "benchmark/shard",
+        "shard_queues": list(SHARD_QUEUES),
         "overrides": overrides | {"cache.storage": f"s3://{s3_bucket}/cache"},
     }
     port, logs = free_port(), tmp_path / "logs"
@@ -176,6 +190,7 @@ def test_a_sharded_run_on_workers_sharing_no_disk(
         wait_healthy(stack.api_url, server, 90)
         for command in (
             ("work-pool", "create", POOL, "--type", "process", "--overwrite"),
+            *(("work-queue", "create", queue, "--pool", POOL) for queue in SHARD_QUEUES),
             ("--no-prompt", "deploy", "--all", "--prefect-file", "deployments/prefect.yaml"),
         ):
             done = stack.prefect(*command)
