@@ -40,11 +40,11 @@ RUN_ID = "no-shared-disk"
 SHARD_QUEUES = ("shard-a", "shard-b")  # shard i goes to queue i mod 2, polled by one worker each
 STAGES = ("ingest", "retrieval", "answer", "judge")
 # What a shard worker's working folder may hold afterwards: scratch a later run reuses or
-# rebuilds (the memory store, ingestion checkpoints, the memory title key, dataset splits,
-# build locks), never a run folder.
+# rebuilds (the memory store and the backends' data folders, ingestion checkpoints, the memory
+# title key, dataset splits, build locks), never a run folder.
 SCRATCH = re.compile(
     r"(memory\.sqlite|checkpoints\.sqlite)(-wal|-shm|-journal)?|\.memory-title-key|\.cache|"
-    r"\.locks?|.*\.lock"
+    r"\.locks?|.*\.lock|build-locks|backends"
 )
 
 
