@@ -29,7 +29,9 @@ class Waits:
 
 
 def _store(bucket: str, waits: Waits, attempts: int = 3) -> RunStore:
-    retry = StoreRetry(attempts, first_wait_s=0.5, max_wait_s=1.0, timeout_s=5, sleep=waits)
+    # a killed server refuses at once; the long timeout only keeps a busy machine from failing
+    # a call to a live one
+    retry = StoreRetry(attempts, first_wait_s=0.5, max_wait_s=1.0, timeout_s=60, sleep=waits)
     return RunStore(f"s3://{bucket}/runs", retry)
 
 
