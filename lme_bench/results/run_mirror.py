@@ -16,19 +16,26 @@ from lme_bench.results.atomic import write_atomically
 from lme_bench.results.recorded_settings import CONFIG_FILE as CONFIG_NAME
 from lme_bench.results.run_folder import RerunError
 from lme_bench.results.store import MANIFEST_NAME, RunStore
+from lme_bench.results.store_retry import StoreRetry
 
 
-def publish_run(results_url: str | None, run_dir: Path) -> None:
+def publish_run(results_url: str | None, run_dir: Path, retry: StoreRetry | None = None) -> None:
     """Copy the finished local `run_dir` to `<results_url>/<run id>`, its manifest last; no-op
     for a local results folder."""
     if results_url:
-        RunStore(results_url).child(run_dir.name).publish_folder(run_dir)
+        RunStore(results_url, retry).child(run_dir.name).publish_folder(run_dir)
 
 
-def pull_run(results_url: str, work_dir: Path, run_id: str, required: bool = True) -> Path | None:
+def pull_run(
+    results_url: str,
+    work_dir: Path,
+    run_id: str,
+    required: bool = True,
+    retry: StoreRetry | None = None,
+) -> Path | None:
     """The finished run `run_id` at `results_url`, copied into `work_dir/run_id`. Without a
     manifest at the URL: RerunError when `required`, else None (nothing copied)."""
-    store = RunStore(results_url).child(run_id)
+    store = RunStore(results_url, retry).child(run_id)
     try:
         manifest = store.read_bytes(MANIFEST_NAME)  # read, not listed: no stale listing
     except FileNotFoundError:
@@ -52,11 +59,11 @@ def pull_run(results_url: str, work_dir: Path, run_id: str, required: bool = Tru
     return local
 
 
-def shared_title_key(results_url: str, work_dir: Path) -> None:
+def shared_title_key(results_url: str, work_dir: Path, retry: StoreRetry | None = None) -> None:
     """The key that names the memories of runs at `results_url` kept beside them there, so a
     working folder on any machine names them alike (and a rerun's cache keys match): the
     URL's key copied here, or this folder's (made now if need be) copied there."""
-    store, local = RunStore(results_url), Path(work_dir) / KEY_FILE
+    store, local = RunStore(results_url, retry), Path(work_dir) / KEY_FILE
     if store.exists(KEY_FILE):
         data = store.read_bytes(KEY_FILE)
         if not local.is_file() or local.read_bytes() != data:
@@ -68,14 +75,14 @@ def shared_title_key(results_url: str, work_dir: Path) -> None:
     store.put_file(KEY_FILE, local)
 
 
-def pull_finished_runs(results_url: str, work_dir: Path) -> Path:
+def pull_finished_runs(results_url: str, work_dir: Path, retry: StoreRetry | None = None) -> Path:
     """Every finished run at `results_url` copied into `work_dir` (what history and the
     previous-run lookup read); returns `work_dir`."""
-    store = RunStore(results_url)
+    store = RunStore(results_url, retry)
     runs = {name.split("/", 1)[0] for name in store.names() if name.endswith(MANIFEST_NAME)}
     for run_id in sorted(runs):
         if not run_id.startswith(".") and store.exists(f"{run_id}/{MANIFEST_NAME}"):
-            pull_run(results_url, work_dir, run_id, required=False)
+            pull_run(results_url, work_dir, run_id, required=False, retry=retry)
     return Path(work_dir)
 
 

@@ -9,6 +9,10 @@ upload that becomes visible only when completed). A folder of objects is not ato
 Credentials come from the environment only (the SDKs' own variables and files: AWS_*,
 GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*); a URL carrying them is refused, and no message
 this module raises names a key, a secret or the environment's values.
+
+A store that does not answer (the server down, a timeout, throttling) is tried again with
+doubling waits (`store_retry.py`, `[run] store_retries`); what then gives up is one
+StoreUnavailable naming the object's URL.
 """
 
 from __future__ import annotations
@@ -16,13 +20,14 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lme_bench.config.storage_urls import credential_problem, is_url, redacted
 from lme_bench.plugins import extra_command
 from lme_bench.results.atomic import ResultsWriteError, write_atomically
+from lme_bench.results.store_retry import StoreRetry
 
 # URL scheme -> (the fsspec implementation's module, the lme-bench extra that installs it)
 EXTRAS: dict[str, tuple[str, str]] = {
@@ -34,6 +39,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "abfs": ("adlfs", "az"),
     "abfss": ("adlfs", "az"),
 }
+T = TypeVar("T")
 MANIFEST_NAME = "manifest.json"
 _SECRET_NAME = re.compile(r"(KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|SAS)", re.IGNORECASE)
 
@@ -41,6 +47,11 @@ _SECRET_NAME = re.compile(r"(KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|SAS)", re.IGNO
 class StorageError(ResultsWriteError):
     """A storage URL cannot be used (credentials in it, its extra not installed) or an object
     could not be read or written; the message names the URL, never a credential."""
+
+
+class StoreUnavailable(StorageError):
+    """The store did not answer however often it was asked (`StoreRetry`): the run's retries
+    are spent, so a task does not retry it again; a later run redoes what is missing."""
 
 
 class StorageExtraMissing(StorageError):
@@ -69,11 +80,21 @@ def scrubbed(text: str) -> str:
     return text
 
 
+def _options(url: str, retry: StoreRetry) -> dict[str, Any]:
+    """The fsspec options of `url`: for S3, each call's timeouts, and botocore's own retries
+    cut to one more try (the store's retries are StoreRetry's)."""
+    if url.split("://", 1)[0].lower() not in ("s3", "s3a"):
+        return {}
+    limits = {"connect_timeout": retry.timeout_s, "read_timeout": retry.timeout_s}
+    return {"config_kwargs": limits | {"retries": {"max_attempts": 2}}}
+
+
 class RunStore:
     """Objects under one root, named by relative paths with `/` (`run-1/scores.parquet`)."""
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, retry: StoreRetry | None = None) -> None:
         text = str(root)
+        self.retry = retry or StoreRetry()
         self.is_local = not is_url(text) or text.startswith("file://")
         if self.is_local:
             self._local = Path(text.removeprefix("file://"))
@@ -86,7 +107,7 @@ class RunStore:
         import fsspec
 
         try:
-            self._fs, path = fsspec.core.url_to_fs(text)
+            self._fs, path = fsspec.core.url_to_fs(text, **_options(text, self.retry))
         except (ImportError, ValueError) as exc:
             raise StorageError(f"{redacted(text)}: {scrubbed(str(exc))}") from None
         self._base = path.rstrip("/")
@@ -97,7 +118,7 @@ class RunStore:
 
     def child(self, *parts: str) -> RunStore:
         """The store rooted at a folder below this one."""
-        return RunStore(self.url(*parts))
+        return RunStore(self.url(*parts), self.retry)
 
     def url(self, *parts: str) -> str:
         """Where `parts` are: a local path, or the URL of the object or prefix."""
@@ -113,16 +134,32 @@ class RunStore:
         reason = scrubbed(str(exc)) or type(exc).__name__
         return StorageError(f"cannot {verb} {redacted(self.url(name))}: {reason}")
 
+    def _remote(self, verb: str, name: str, work: Callable[[], T]) -> T:
+        """`work()` on the store, retried while the store does not answer; any failure is
+        one StorageError naming the object's URL (a missing object stays FileNotFoundError)."""
+
+        def gave_up(exc: BaseException, attempts: int) -> StoreUnavailable:
+            reason = scrubbed(f"{type(exc).__name__}: {exc}")
+            return StoreUnavailable(
+                f"cannot {verb} {redacted(self.url(name))}: the store did not answer "
+                f"({attempts} attempts; last: {reason}); once it answers, run again: work "
+                "already done is kept"
+            )
+
+        try:
+            return self.retry.call(work, gave_up)
+        except (FileNotFoundError, StorageError):
+            raise
+        except Exception as exc:
+            raise self._fail(verb, name, exc) from None
+
     # writes: each object whole or not at all
 
     def put_bytes(self, name: str, data: bytes) -> None:
         if self.is_local:
             write_atomically(self._local / name, lambda tmp: tmp.write_bytes(data))
             return
-        try:
-            self._fs.pipe_file(self._key(name), data)
-        except Exception as exc:
-            raise self._fail("write", name, exc) from None
+        self._remote("write", name, lambda: self._fs.pipe_file(self._key(name), data))
 
     def put_text(self, name: str, text: str) -> None:
         self.put_bytes(name, text.encode("utf-8"))
@@ -134,10 +171,7 @@ class RunStore:
             data = Path(source).read_bytes()
             write_atomically(self._local / name, lambda tmp: tmp.write_bytes(data))
             return
-        try:
-            self._fs.put_file(str(source), self._key(name))
-        except Exception as exc:
-            raise self._fail("write", name, exc) from None
+        self._remote("write", name, lambda: self._fs.put_file(str(source), self._key(name)))
 
     def publish_folder(self, folder: Path, last: Iterable[str] = (MANIFEST_NAME,)) -> list[str]:
         """Copy every file under the local `folder` to this store, the `last` names after all
@@ -159,11 +193,9 @@ class RunStore:
         if self.is_local:
             return (self._local / name).read_bytes()
         try:
-            data: bytes = self._fs.cat_file(self._key(name))
+            data: bytes = self._remote("read", name, lambda: self._fs.cat_file(self._key(name)))
         except FileNotFoundError:
             raise FileNotFoundError(redacted(self.url(name))) from None
-        except Exception as exc:
-            raise self._fail("read", name, exc) from None
         return data
 
     def read_text(self, name: str) -> str:
@@ -172,10 +204,15 @@ class RunStore:
     def exists(self, name: str) -> bool:
         if self.is_local:
             return (self._local / name).is_file()
+        # info(), not isfile(): isfile() answers False when the store does not answer at all;
+        # and not from a listing cached earlier
+        key = self._key(name)
+        self._fs.invalidate_cache(key)
         try:
-            return bool(self._fs.isfile(self._key(name)))
-        except Exception as exc:
-            raise self._fail("read", name, exc) from None
+            found = self._remote("read", name, lambda: self._fs.info(key))
+        except FileNotFoundError:
+            return False
+        return bool(found.get("type") == "file")
 
     def names(self, prefix: str = "") -> list[str]:
         """Every object under `prefix`, as names relative to the root, sorted."""
@@ -187,10 +224,8 @@ class RunStore:
             return sorted(p.relative_to(self._local).as_posix() for p in found)
         start = self._key(prefix) if prefix else self._base
         try:
-            listed: Any = self._fs.find(start)
+            listed: Any = self._remote("list", prefix, lambda: self._fs.find(start))
         except FileNotFoundError:
             return []
-        except Exception as exc:
-            raise self._fail("list", prefix, exc) from None
         cut = len(self._base) + 1
         return sorted(str(key)[cut:] for key in listed)

@@ -30,7 +30,8 @@ from lme_bench.reference_memory.build_files import (
     holds_memory,
     import_memory,
 )
-from lme_bench.results.store import RunStore
+from lme_bench.results.store import RunStore, StorageError
+from lme_bench.results.store_retry import store_retry
 
 BUILDS_FOLDER = "memory-builds"  # under a results URL, when no build store is named
 
@@ -48,7 +49,7 @@ def build_store(settings: Settings) -> RunStore | None:
     results = settings.run.results_url
     if root is None and results:  # results on an object store: the builds beside them
         root = f"{results.rstrip('/')}/{BUILDS_FOLDER}"
-    return RunStore(root) if root else None
+    return RunStore(root, store_retry(settings)) if root else None
 
 
 def save_build(outcome: IngestOutcome, settings: Settings) -> IngestOutcome:
@@ -105,11 +106,13 @@ def fetch_build(outcome: IngestOutcome, settings: Settings) -> None:
             raise MemoryBuildError(f"{build}: {url}: {exc}") from None
 
 
-def fetch_error(outcome: IngestOutcome, settings: Settings) -> MemoryBuildError | None:
-    """fetch_build, with its refusal returned rather than raised (for stages that go on with
-    the other questions)."""
+def fetch_error(
+    outcome: IngestOutcome, settings: Settings
+) -> MemoryBuildError | StorageError | None:
+    """fetch_build, with its refusal (or a build store that did not answer) returned rather
+    than raised, for stages that go on with the other questions."""
     try:
         fetch_build(outcome, settings)
-    except MemoryBuildError as error:
+    except (MemoryBuildError, StorageError) as error:
         return error
     return None

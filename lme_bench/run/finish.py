@@ -58,6 +58,7 @@ from lme_bench.results.readback import (
 from lme_bench.results.recorded_settings import recorded_moves
 from lme_bench.results.run_mirror import publish_run, pull_finished_runs
 from lme_bench.results.series import config_digest, series_name
+from lme_bench.results.store_retry import store_retry
 from lme_bench.results.summary import search_latency, summarize_retrieval
 from lme_bench.results.tables import retrieval_table, write_parquet
 from lme_bench.retrieval.official_ids import GRANULARITIES, RetrievalRow, has_evidence_turns
@@ -291,7 +292,7 @@ def write_run(
     if compare_to and "report" in settings.stages:
         ground = (benchmarks, prepared.sha256)
         if settings.run.results_url:  # the earlier runs of the series are at the URL
-            pull_finished_runs(settings.run.results_url, run_dir.parent)
+            pull_finished_runs(settings.run.results_url, run_dir.parent, store_retry(settings))
         chosen = choose_baseline(run_dir, compare_to, series, ground, started_at.isoformat())
         write_summary(run_dir, markdown, summary)  # this run as compare reads it
         summary["baseline"] = against_baseline(run_dir, settings, chosen)
@@ -365,6 +366,6 @@ def write_run(
         finished_at=datetime.now(UTC).isoformat(),
     )
     write_manifest(run_dir / "manifest.json", manifest)
-    if publish:
-        publish_run(settings.run.results_url, run_dir)  # a run at a URL lands there whole
+    if publish:  # a run at a URL lands there whole
+        publish_run(settings.run.results_url, run_dir, store_retry(settings))
     return RunReport(run_id, run_dir, summary, markdown, failed)

@@ -12,15 +12,17 @@ from lme_bench.ingest.question import IngestOutcome
 from lme_bench.results.readback import read_hypotheses, read_ingest, read_retrieval, read_scores
 from lme_bench.results.run_folder import RerunError, read_manifest
 from lme_bench.results.run_mirror import pull_run, shared_title_key
+from lme_bench.results.store_retry import store_retry
 from lme_bench.run.finish import RunResults
 
 
 def pulled_run(settings: Settings, run_id: str, required: bool = False) -> None:
     """With results at a URL, its finished run `run_id` copied into the working folder, so a
     rerun, `--failed-only` and the settings check read it as they read a local one."""
-    if settings.run.results_url:
-        shared_title_key(settings.run.results_url, settings.run.results_dir)
-        pull_run(settings.run.results_url, settings.run.results_dir, run_id, required)
+    url, retry = settings.run.results_url, store_retry(settings)
+    if url:
+        shared_title_key(url, settings.run.results_dir, retry)
+        pull_run(url, settings.run.results_dir, run_id, required, retry)
 
 
 def failed_question_ids(run_dir: Path, only: list[str] | None = None) -> list[str]:

@@ -10,6 +10,7 @@ from lme_bench.common.stop_signal import RunStopped
 from lme_bench.config.settings import ConfigError, Settings
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.providers.faults import classify
+from lme_bench.results.store import StorageError
 from lme_bench.run.failure_origin import copy_origin, exception_text, keep_origin, with_origin
 
 _PERMANENT = (
@@ -20,6 +21,7 @@ _PERMANENT = (
     AttributeError,
     NotImplementedError,
     RunStopped,
+    StorageError,  # an object store's calls were already retried (store_retry.py)
 )
 # TransientMemoryError: what a memory backend raises for a fault worth retrying (the protocol).
 _TRANSIENT = (TimeoutError, ConnectionError, sqlite3.OperationalError, TransientMemoryError)
