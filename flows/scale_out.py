@@ -37,7 +37,7 @@ def run_shards(request: RunRequest) -> RunRequest:
     child = request.model_copy(
         update={"shards": 1, "shard_deployment": None, "shard_queues": None, "limit": None}
     )
-    queues: list[str | None] = [*(request.shard_queues or [None])]
+    queues: list[str | None] = list(request.shard_queues or []) or [None]
     stages = [s for s in settings.stages if s != "report"]
     logger = get_run_logger()
     runs: list[FlowRun] = []
