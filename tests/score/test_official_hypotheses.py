@@ -22,6 +22,7 @@ import pytest
 from lme_bench.cli import main
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.publish.official import official_check
+from lme_bench.results.run_summary import read_run_summary
 from lme_bench.run.steps import bundled_sample
 from tests.providers.fake_openai_server import serve
 
@@ -137,7 +138,11 @@ def test_score_sends_the_official_requests_and_prints_the_official_figures(
     assert {x["label"] for x in labels.values()} == {True, False}  # both verdicts occur
     summary = json.loads((out / "summary.json").read_text())
     problems, held = official_check(
-        {NAME: (out / NAME).read_bytes()}, summary, Path(CHECKOUT), bundled_sample(), str(PYTHON)
+        {NAME: (out / NAME).read_bytes()},
+        read_run_summary(out / "summary.json"),
+        Path(CHECKOUT),
+        bundled_sample(),
+        str(PYTHON),
     )
     assert problems == [], problems
     assert "figures equal" in held
