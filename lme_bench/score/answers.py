@@ -5,11 +5,11 @@ file, the line and the field."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lme_bench.common.json_lines import json_object_lines
 from lme_bench.config.settings import ConfigError
 from lme_bench.dataset.shards import file_sha256
 
@@ -73,16 +73,7 @@ def read_hypotheses(path: Path, text: str) -> AnswersFile:
     lines."""
     answers: list[Answer] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        place = f"{path}: line {number}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ScoreInputError(f"{place}: not valid JSON: {exc.msg}") from None
-        if not isinstance(item, dict):
-            raise ScoreInputError(f"{place}: expected a JSON object")
+    for number, place, item in json_object_lines(path, text, ScoreInputError):
         _other_format(item, place)
         question_id = _text_field(item, "question_id", place)
         if question_id in seen:

@@ -7,10 +7,10 @@ level; a log of sessions at session level (its turn rows are not applicable)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from lme_bench.common.json_lines import json_object_lines
 from lme_bench.dataset.models import Instance
 from lme_bench.dataset.shards import QuestionRef, file_sha256
 from lme_bench.metrics.ranking_metrics import (
@@ -51,16 +51,7 @@ def read_rankings(path: Path, text: str) -> AnswersFile:
     """Every line's ranking; a question id twice is an error naming both lines."""
     answers: list[Answer] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        place = f"{path}: line {number}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ScoreInputError(f"{place}: not valid JSON: {exc.msg}") from None
-        if not isinstance(item, dict):
-            raise ScoreInputError(f"{place}: expected a JSON object")
+    for number, place, item in json_object_lines(path, text, ScoreInputError):
         question_id = item.get("question_id")
         if not isinstance(question_id, str) or not question_id:
             raise ScoreInputError(f"{place}: field question_id: expected text, got {question_id!r}")

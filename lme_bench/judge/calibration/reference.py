@@ -5,11 +5,11 @@ the official judge (its scores.parquet and hypotheses.parquet)."""
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lme_bench.common.json_lines import json_object_lines
 from lme_bench.config.settings import OFFICIAL_JUDGE, ConfigError
 from lme_bench.results.qa_scores import first_verdicts
 from lme_bench.results.readback import read_hypotheses, read_scores
@@ -85,16 +85,7 @@ def read_eval_results(path: Path) -> Reference:
     verdicts: list[ReferenceVerdict] = []
     models: set[str] = set()
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        place = f"{path}: line {number}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CalibrationInputError(f"{place}: not valid JSON: {exc.msg}") from None
-        if not isinstance(item, dict):
-            raise CalibrationInputError(f"{place}: expected a JSON object")
+    for number, place, item in json_object_lines(path, text, CalibrationInputError):
         question_id = _field(item, "question_id", place)
         if question_id in seen:
             raise CalibrationInputError(
