@@ -26,39 +26,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+from prefect_flow import CONFIG
 from support import ROOT, free_port
 
 from lme_bench.dataset.generate import generate_dataset
 
 BIN = Path(sys.executable).parent
 POOL = "lme-bench"
-CONFIG = """
-[providers.slow]
-kind = "fake"
-latency_s = {latency}
-
-[limits]
-ingest = {concurrency}
-answer = {concurrency}
-judge = {concurrency}
-
-[limits.providers.slow]
-concurrency = {concurrency}
-
-[ingest]
-mode = "context-only"
-
-[models]
-agent = "slow:note-taker"
-qa = "slow:quote-memory"
-judge = "slow:match-judge"
-
-[judge]
-fallback = false
-
-[cache]
-storage = "{cache}"
-"""
 
 
 def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
@@ -135,7 +109,10 @@ def _measure(workers: int, args: argparse.Namespace, data: Path, tmp: Path) -> d
         "LME_BENCH_ROOT": str(ROOT), "PYTHONUNBUFFERED": "1",
     }  # fmt: skip
     config = tmp / f"workers-{workers}.toml"
-    text = CONFIG.format(latency=args.latency, concurrency=args.concurrency, cache=tmp / "cache")
+    text = CONFIG.format(
+        latency=args.latency, ingest=args.concurrency, concurrency=args.concurrency
+    )
+    text = text.replace("[cache]\n", f'[cache]\nstorage = "{tmp / "cache"}"\n')
     config.write_text(text)
     server = _spawn([str(BIN / "prefect"), "server", "start", "--port", str(port)], env,
                     logs / "server.log")  # fmt: skip
