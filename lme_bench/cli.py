@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.answers import ScoreInputError
 from lme_bench.benchmarks.registry import TITLES, known_titles
 from lme_bench.compare import CompareError
 from lme_bench.config.legacy_memory_keys import ConfigDeprecationWarning
@@ -728,6 +729,6 @@ def main(argv: list[str] | None = None, flows: FlowLoader = _no_flow) -> int:
             chosen = {"bundle": publish.bundle_command, "verify": publish.verify_command}
             return chosen.get(args.command, publish.leaderboard_command)(args)
         return _generate(args)
-    except (ConfigError, DatasetError, CompareError, RerunError) as exc:
+    except (ConfigError, DatasetError, ScoreInputError, CompareError, RerunError) as exc:
         print(f"lme-bench: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import support  # noqa: F401  # this clone's lme_bench on the import path
 
-from lme_bench.benchmarks.locomo.reader import load_samples
+from lme_bench.builtin_benchmarks.locomo.reader import load_samples
 from lme_bench.embeddings import MINILM, load_embedder
 from lme_bench.embeddings.static import STATIC_MINILM
 from lme_bench.entries.models import NewEntry

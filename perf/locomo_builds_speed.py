@@ -24,8 +24,8 @@ from pathlib import Path
 
 import support
 
-from lme_bench.benchmarks.builtin.locomo import Locomo
 from lme_bench.benchmarks.split import memory_date
+from lme_bench.builtin_benchmarks.locomo.benchmark import Locomo
 
 CONFIG = """\
 [memory]

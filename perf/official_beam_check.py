@@ -51,10 +51,12 @@ from langchain_core.messages import BaseMessage
 from scipy.stats import kendalltau
 from support import ROOT  # noqa: F401  (puts this clone on the import path)
 
-from lme_bench.benchmarks.beam.export import write_official_answers
-from lme_bench.benchmarks.beam.models import BeamGold, ProbingSet
-from lme_bench.benchmarks.beam.questions import read_probing_questions
-from lme_bench.benchmarks.beam.scoring import (
+from lme_bench.builtin_benchmarks.beam.export import write_official_answers
+from lme_bench.builtin_benchmarks.beam.judge import BeamJudge
+from lme_bench.builtin_benchmarks.beam.models import BeamGold, ProbingSet
+from lme_bench.builtin_benchmarks.beam.prompts import BeamPrompts, load_beam_prompts
+from lme_bench.builtin_benchmarks.beam.questions import read_probing_questions
+from lme_bench.builtin_benchmarks.beam.scoring import (
     QuestionScore,
     aggregate,
     align,
@@ -62,8 +64,6 @@ from lme_bench.benchmarks.beam.scoring import (
     ordering_score,
     response_lines,
 )
-from lme_bench.judge.beam_judge import BeamJudge
-from lme_bench.judge.beam_prompts import BeamPrompts, load_beam_prompts
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.providers.retry import RetryPolicy
 

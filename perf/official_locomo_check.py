@@ -41,10 +41,10 @@ from typing import Any
 
 import support  # noqa: F401  (lme_bench from this clone on the import path)
 
-from lme_bench.benchmarks.locomo.export import Prediction, write_conversation_predictions
-from lme_bench.benchmarks.locomo.reader import load_samples
-from lme_bench.benchmarks.locomo.records import Gold, Sample
-from lme_bench.benchmarks.locomo.scoring import ScoredQuestion, aggregate, score_question
+from lme_bench.builtin_benchmarks.locomo.export import Prediction, write_conversation_predictions
+from lme_bench.builtin_benchmarks.locomo.reader import load_samples
+from lme_bench.builtin_benchmarks.locomo.records import Gold, Sample
+from lme_bench.builtin_benchmarks.locomo.scoring import ScoredQuestion, aggregate, score_question
 
 Variant = Callable[[Gold, Gold, random.Random], str]
 

@@ -187,7 +187,11 @@ class Scoring:
 @runtime_checkable
 class Benchmark(Protocol):
     """The contract: a class with these attributes and methods (no base class is needed).
-    Each method takes the path the user named (`[dataset] path`)."""
+    Each method takes the path the user named (`[dataset] path`). Optional beside them: the
+    scoring hooks (lme_bench.benchmarks.scoring_hooks), `report_hooks`
+    (lme_bench.benchmarks.report_hooks), `parse_session_date(text) -> datetime` for dates
+    in a form of its own (tried after LongMemEval's form, before ISO 8601), and
+    `longmemeval_format = True` for files LongMemEval's own loader reads whole."""
 
     name: ClassVar[str]
     """A short, stable name (`"locomo"`): `[dataset] benchmark` and reports use it."""

@@ -21,9 +21,9 @@ from lme_bench.plugins import import_hint, import_module_or_file
 
 ENTRY_POINT_GROUP = "lme_bench.benchmarks"
 BUILT_IN: dict[str, str] = {
-    "longmemeval": "lme_bench.benchmarks.builtin.longmemeval:LongMemEval",
-    "locomo": "lme_bench.benchmarks.builtin.locomo:Locomo",
-    "beam": "lme_bench.benchmarks.builtin.beam:Beam",
+    "longmemeval": "lme_bench.builtin_benchmarks.longmemeval.benchmark:LongMemEval",
+    "locomo": "lme_bench.builtin_benchmarks.locomo.benchmark:Locomo",
+    "beam": "lme_bench.builtin_benchmarks.beam.benchmark:Beam",
 }
 TITLES = {"longmemeval": "LongMemEval", "locomo": "LoCoMo", "beam": "BEAM"}  # as papers spell them
 _REQUIRED = ("name", "scoring", "detect", "validate", "builds", "questions")

@@ -7,9 +7,8 @@ A benchmark class (lme_bench.benchmarks.protocol) may name a `ReportHooks` as it
 reads them through `report_hooks_of`, never by the benchmark's name; a benchmark without them
 has no section of its own (the run's accuracy and retrieval figures only). Every field has a
 default meaning "none". A function a field holds may be given as `"module:function"`, imported
-when first called: the built-ins' sections live in the packages whose layers allow them
-(lme_bench.report, lme_bench.compare), the hooks' words and history figures beside their
-benchmark.
+when first called: the built-ins' sections live beside their benchmark in
+lme_bench.builtin_benchmarks, a layer above report and compare.
 
 The benchmark's figures are summary.json's section under its name (the run's scoring hooks,
 lme_bench.benchmarks.scoring_hooks, write it); each hook below reads that section.

@@ -31,7 +31,7 @@ through `scoring_of`, never by the benchmark's name. Each hook left out has a de
 
 A plug-in benchmark in one file defines them as methods and attributes of its class; any hook
 may also be given as `"module:attribute"` (the built-ins' are: their scorers and figures live in
-the packages whose layers allow them, lme_bench.judge and lme_bench.report).
+their own packages, lme_bench.builtin_benchmarks, above the judge and report layers).
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ class BenchmarkScoring:
     longmemeval_averages: bool
 
 
-def _resolved(value: Any) -> Any:
+def resolved_hook(value: Any) -> Any:
     """A hook given as `"module:attribute"`, imported; anything else as it is."""
     if not isinstance(value, str):
         return value
@@ -203,11 +203,11 @@ def scoring_of(name: str, configured: str | None = None) -> BenchmarkScoring:
     hook = functools.partial(getattr, benchmark)
     return BenchmarkScoring(
         name=name,
-        judge_input=_resolved(hook("judge_input", generic_judge_input)),
-        own_judge=_resolved(hook("own_judge", None)),
-        score_answer=_resolved(hook("score_answer", None)),
-        judge_cache_part=_resolved(hook("judge_cache_part", None)),
-        run_figures=_resolved(hook("run_figures", None)),
+        judge_input=resolved_hook(hook("judge_input", generic_judge_input)),
+        own_judge=resolved_hook(hook("own_judge", None)),
+        score_answer=resolved_hook(hook("score_answer", None)),
+        judge_cache_part=resolved_hook(hook("judge_cache_part", None)),
+        run_figures=resolved_hook(hook("run_figures", None)),
         longmemeval_averages=bool(hook("longmemeval_averages", False)),
     )
 

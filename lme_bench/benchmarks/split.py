@@ -13,25 +13,26 @@ import dataclasses
 import functools
 import hashlib
 import json
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from lme_bench.benchmarks.locomo.dates import parse_session_date
 from lme_bench.benchmarks.protocol import Benchmark, BenchmarkDataError, Build, Gold
-from lme_bench.benchmarks.registry import BUILT_IN, detect_benchmark, load_benchmark
+from lme_bench.benchmarks.registry import detect_benchmark, load_benchmark
 from lme_bench.dataset.errors import DatasetError
 from lme_bench.dataset.models import parse_date
 from lme_bench.dataset.shards import QuestionRef, Splitter
 
-RUNNABLE = ("longmemeval", "locomo", "beam")
-"""The built-in benchmarks a run reads; a plug-in benchmark's files are split as these are."""
+DateParser = Callable[[str], datetime]
 
 
-def memory_date(text: str) -> str:
+def memory_date(text: str, own: DateParser | None = None) -> str:
     """A session date as the memory and the reader get it: LongMemEval's form, or `text`
-    unchanged when it is no date lme-bench knows."""
-    for parse in (parse_date, parse_session_date, datetime.fromisoformat):
+    unchanged when it is no date lme-bench knows. `own`: the benchmark's `parse_session_date`
+    (its own date form), tried after LongMemEval's and before ISO 8601."""
+    parsers: tuple[DateParser, ...] = (parse_date, *((own,) if own else ()), datetime.fromisoformat)
+    for parse in parsers:
         try:
             moment = parse(text)
         except ValueError:
@@ -40,13 +41,13 @@ def memory_date(text: str) -> str:
     return text
 
 
-def _build_row(build: Build) -> dict[str, Any]:
+def _build_row(build: Build, own: DateParser | None) -> dict[str, Any]:
     return {
         "build_id": build.build_id,
         "sessions": [
             {
                 "key": s.key,
-                "date": memory_date(s.date),
+                "date": memory_date(s.date, own),
                 "turns": [[t.index, t.role, t.speaker, t.content] for t in s.turns],
             }
             for s in build.sessions
@@ -81,10 +82,11 @@ def split_builds(benchmark: Benchmark, path: Path, target: Path) -> list[Questio
     order. A question naming a build the file does not hold is one DatasetError."""
     for folder in ("b", "q", "g"):
         (target / folder).mkdir(exist_ok=True)
+    own: DateParser | None = getattr(benchmark, "parse_session_date", None)
     builds: dict[str, tuple[str, str, int, int]] = {}
     for number, build in enumerate(benchmark.builds(path)):
         shard = target / "b" / f"{number:04d}.json"
-        shard.write_bytes(_dump(_build_row(build)))
+        shard.write_bytes(_dump(_build_row(build, own)))
         digest = build.content_digest
         builds[build.build_id] = (shard.name, digest, len(build.sessions), build.turn_count)
     refs = []
@@ -97,7 +99,7 @@ def split_builds(benchmark: Benchmark, path: Path, target: Path) -> list[Questio
             )
         build_shard, digest, n_sessions, n_turns = builds[question.build_id]
         public = question.public()
-        date = memory_date(public.question_date) if public.question_date else None
+        date = memory_date(public.question_date, own) if public.question_date else None
         public_bytes = _dump({"question": public.question, "question_date": date})
         gold_bytes = _dump(_gold_row(gold, question.category))
         (target / "q" / f"{index:05d}.json").write_bytes(public_bytes)
@@ -133,12 +135,6 @@ def splitter_for(name: str | None, path: Path) -> tuple[Splitter | None, str]:
             benchmark = detect_benchmark(path)
         except DatasetError:
             return None, ""
-    if benchmark.name == "longmemeval":
+    if getattr(benchmark, "longmemeval_format", False):  # read by LongMemEval's own loader
         return None, ""
-    if benchmark.name in BUILT_IN and benchmark.name not in RUNNABLE:  # a plug-in's is runnable
-        raise DatasetError(
-            path,
-            f"a {benchmark.name} file: runs read {' and '.join(RUNNABLE)} files for now"
-            " (docs/benchmarks.md)",
-        )
     return functools.partial(split_builds, benchmark), benchmark.name

@@ -1,6 +1,7 @@
 """A benchmark's own official figures, paired per question across two runs: the part a
-benchmark's `compare` report hook computes (lme_bench.benchmarks.report_hooks; LoCoMo's in
-lme_bench.compare.locomo, BEAM's in lme_bench.compare.beam), and which benchmark two runs are of.
+benchmark's `compare` report hook computes (lme_bench.benchmarks.report_hooks; LoCoMo's and
+BEAM's in their packages under lme_bench.builtin_benchmarks), and which benchmark two runs are
+of.
 
 Two runs compare only on the same benchmark and the same dataset file (manifest.json's sha256);
 otherwise CompareError names both.

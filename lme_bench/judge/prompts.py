@@ -10,9 +10,10 @@ Three sources, named in every score row and summary:
   `[judge] official_repo` (lme_bench.judge.official).
 Prompts are chosen as the official script chooses them: by question type, with `_abs` anywhere
 in the id choosing the abstention prompt. A benchmark without LongMemEval's types (LoCoMo,
-lme_bench.judge.locomo_stage) takes the set's `generic` prompt, the criterion for types without
-their own: `default.txt` of a folder; of the official script, which has no prompt for a type it
-does not know, the criterion its single-session and multi-session types share.
+builtin_benchmarks.locomo.judge_stage) takes the set's `generic` prompt, the criterion for
+types without their own: `default.txt` of a folder; of the official script, which has no
+prompt for a type it does not know, the criterion its single-session and multi-session types
+share.
 """
 
 from __future__ import annotations

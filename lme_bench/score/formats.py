@@ -1,62 +1,70 @@
-"""Which benchmark's format an answers file is in, read as that format: a JSON document of
-LoCoMo predictions or of one BEAM chat's answers, else one JSON object a line: LongMemEval's
-retrieval log where its first line holds `retrieval_results`, else its hypotheses.jsonl."""
+"""Which benchmark's format an answers file is in, read as that format: every known
+benchmark's `answers_formats` (lme_bench.benchmarks.answers) tried in the benchmarks' order,
+a fallback format last."""
 
 from __future__ import annotations
 
+import functools
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from lme_bench.score.answers import (
-    HYPOTHESES,
-    AnswersFile,
-    ScoreInputError,
-    read_hypotheses,
-    read_text,
-)
-from lme_bench.score.beam_answers import BEAM, is_beam, read_beam
-from lme_bench.score.locomo_answers import LOCOMO, is_locomo, read_locomo
-from lme_bench.score.rankings import RANKINGS, is_rankings, read_rankings
-
-BENCHMARK_OF = {
-    HYPOTHESES: "longmemeval",
-    LOCOMO: "locomo",
-    RANKINGS: "longmemeval",
-    BEAM: "beam",
-}
-WORDS = {
-    BEAM: "BEAM answers",
-    HYPOTHESES: "a LongMemEval hypotheses file",
-    LOCOMO: "LoCoMo predictions",
-    RANKINGS: "a LongMemEval retrieval log",
-}
+from lme_bench.benchmarks.answers import AnswersFile, AnswersFormat, ScoreInputError
+from lme_bench.benchmarks.registry import BenchmarkError, benchmark_class, known_names
+from lme_bench.benchmarks.scoring_hooks import resolved_hook
 
 
-def _first_line(text: str) -> object:
-    first = next((line for line in text.splitlines() if line.strip()), "")
+@dataclass(frozen=True, slots=True)
+class KnownFormat:
+    """A format and the benchmark whose answers it holds."""
+
+    benchmark: str
+    format: AnswersFormat
+
+
+@functools.lru_cache(maxsize=8)
+def known_formats(configured: str | None = None) -> tuple[KnownFormat, ...]:
+    """Every known benchmark's formats, fallbacks last, each in the benchmarks' order: the
+    configured one (`[dataset] benchmark`, a plug-in's class) first, then the built-in and
+    registered ones."""
+    found = []
+    for name in dict.fromkeys([*([configured] if configured else []), *known_names()]):
+        try:
+            cls = benchmark_class(name)
+        except BenchmarkError:
+            continue  # a registered benchmark that cannot load has no formats to offer
+        for value in getattr(cls, "answers_formats", ()):
+            found.append(KnownFormat(cls.name, resolved_hook(value)))
+    return tuple(sorted(found, key=lambda known: known.format.fallback))
+
+
+def format_named(name: str, configured: str | None = None) -> KnownFormat:
+    return next(k for k in known_formats(configured) if k.format.name == name)
+
+
+def read_text(path: Path) -> str:
     try:
-        return json.loads(first)
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScoreInputError(f"{path}: cannot read the answers file: {exc}") from None
+
+
+def _parsed(text: str) -> Any:
+    try:
+        return json.loads(text)
     except json.JSONDecodeError:
-        return None
+        return None  # several lines of JSON, or not JSON
 
 
-def read_answers(path: Path) -> AnswersFile:
+def read_answers(path: Path, configured: str | None = None) -> AnswersFile:
     path = Path(path).expanduser()
     text = read_text(path)
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        whole = None  # several lines of JSON, or not JSON: read line by line
-    if is_locomo(whole):
-        return read_locomo(path, whole)
-    if is_beam(whole):
-        assert isinstance(whole, dict)
-        return read_beam(path, whole)
-    if isinstance(whole, list):
-        raise ScoreInputError(
-            f"{path}: line 1: a JSON array that is neither a hypotheses.jsonl (one JSON object a"
-            " line) nor LoCoMo predictions (conversations with a qa list)"
-        )
-    if is_rankings(whole) or is_rankings(_first_line(text)):
-        return read_rankings(path, text)
-    return read_hypotheses(path, text)
+    whole = _parsed(text)
+    first = _parsed(next((line for line in text.splitlines() if line.strip()), ""))
+    formats = known_formats(configured)
+    for known in formats:
+        if known.format.recognises(whole, first):
+            return known.format.read(path, text, whole)
+    words = ", ".join(known.format.words for known in formats)
+    raise ScoreInputError(f"{path}: line 1: in none of the answers formats known ({words})")

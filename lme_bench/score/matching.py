@@ -9,10 +9,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from lme_bench.benchmarks.answers import Answer, AnswersFile, ScoreInputError
 from lme_bench.dataset.shards import PreparedDataset, QuestionRef
-from lme_bench.score.answers import Answer, AnswersFile, ScoreInputError
-from lme_bench.score.beam_answers import BEAM, in_chat
-from lme_bench.score.formats import BENCHMARK_OF, WORDS
+from lme_bench.score.formats import format_named
 
 MANIFEST = "manifest.json"
 
@@ -65,22 +64,24 @@ def check_dataset(answers: AnswersFile, prepared: PreparedDataset) -> None:
         )
 
 
-def match_answers(answers: AnswersFile, prepared: PreparedDataset) -> Matched:
+def match_answers(
+    answers: AnswersFile, prepared: PreparedDataset, configured: str | None = None
+) -> Matched:
     """The answered questions; an answer to no question of the dataset, or a file of another
     benchmark than the dataset's, is an error naming the file, its line and the field."""
     check_dataset(answers, prepared)
     benchmarks = sorted({r.benchmark for r in prepared.questions})
-    wanted = BENCHMARK_OF[answers.format]
-    if benchmarks and benchmarks != [wanted]:
+    known = format_named(answers.format, configured)
+    if benchmarks and benchmarks != [known.benchmark]:
         raise ScoreInputError(
-            f"{answers.path}: {WORDS[answers.format]} ({wanted}), but {prepared.path} is"
+            f"{answers.path}: {known.format.words} ({known.benchmark}), but {prepared.path} is"
             f" a {', '.join(benchmarks)} dataset: score it against its own benchmark's dataset"
         )
-    if answers.format == BEAM:  # named by ability and place: the chat gives the ids
-        answers = in_chat(answers, prepared.questions, prepared.path)
+    if known.format.name_questions is not None:  # not named by id (BEAM's: ability, place)
+        answers = known.format.name_questions(answers, prepared.questions, str(prepared.path))
     by_id = {a.question_id: a for a in answers.answers}
-    known = {r.question_id for r in prepared.questions}
-    unknown = [a for a in answers.answers if a.question_id not in known]
+    ids = {r.question_id for r in prepared.questions}
+    unknown = [a for a in answers.answers if a.question_id not in ids]
     if unknown:
         first = unknown[0]
         more = f" (and {len(unknown) - 1} more unknown ids)" if len(unknown) > 1 else ""

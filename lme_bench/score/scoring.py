@@ -3,8 +3,9 @@ reports them. The settings are a run's with the judge and report stages alone; t
 become the hypotheses rows the answer stage would have written; the run's judges judge them
 (lme_bench.score.judging); lme_bench.run.finish.write_run writes the folder (the official
 eval-results file, scores.parquet, summary.json, summary.md, report.html, manifest.json).
-A retrieval log is no answers: its rankings become the retrieval stage's rows
-(lme_bench.score.rankings), with the retrieval and report stages alone.
+A file of rankings (a format with `ranking_rows`, e.g. LongMemEval's retrieval log) is no
+answers: its rankings become the retrieval stage's rows, with the retrieval and report stages
+alone.
 
 Questions of the dataset the file does not answer are counted and listed in summary.json
 (`answers_file.missing_ids`), named in a banner of summary.md, and left out of every figure;
@@ -18,20 +19,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.answers import Answer, AnswersFile
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.judge.batch_job_stage import JudgeItem
 from lme_bench.results.qa_tables import HypothesisRow
 from lme_bench.run.finish import RunReport, RunResults, write_run
 from lme_bench.run.steps import judge_panel, plan_run, prepare_questions
-from lme_bench.score.answers import Answer, AnswersFile
-from lme_bench.score.formats import read_answers
+from lme_bench.score.formats import format_named, read_answers
 from lme_bench.score.judging import judge_answers
 from lme_bench.score.matching import match_answers
-from lme_bench.score.rankings import RANKINGS, ranking_rows
 
 STAGES = ["judge", "report"]
-RANKING_STAGES = ["retrieval", "report"]  # a retrieval log: no answers to judge
+RANKING_STAGES = ["retrieval", "report"]  # rankings: no answers to judge
 STRATEGY = "answers-file"  # the hypotheses rows' strategy: answered elsewhere, read from a file
 
 
@@ -87,15 +87,18 @@ def answers_record(answers: AnswersFile, answered: int, missing: list[str]) -> d
 def score_file(path: Path, dataset: Path, settings: Settings, out: Path) -> Scored:
     """Judge and report the answers in `path` against `dataset`, into the folder `out`."""
     started_at = datetime.now(UTC)
-    answers = read_answers(path)  # the file's own errors come first, before any model check
-    rankings = answers.format == RANKINGS
-    settings = score_settings(settings, dataset, out, RANKING_STAGES if rankings else STAGES)
+    configured = settings.dataset.benchmark
+    # The file's own errors come first, before any model check.
+    answers = read_answers(path, configured)
+    ranking_rows = format_named(answers.format, configured).format.ranking_rows
+    stages = RANKING_STAGES if ranking_rows is not None else STAGES
+    settings = score_settings(settings, dataset, out, stages)
     plan = plan_run(settings)
     prepared, _ = prepare_questions(plan)
-    matched = match_answers(answers, prepared)
+    matched = match_answers(answers, prepared, configured)
     record = answers_record(answers, len(matched.refs), matched.missing)
     plan = replace(plan, request={"command": "score", "answers": record})
-    if rankings:
+    if ranking_rows is not None:
         retrieval = [
             row
             for ref in matched.refs

@@ -14,11 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from lme_bench.benchmarks.split import splitter_for
+from lme_bench.builtin_benchmarks.locomo.report import QUESTION_SCORES_NAME, locomo_report
 from lme_bench.compare import CompareError, build_comparison
 from lme_bench.compare.paired import MetricComparison
 from lme_bench.dataset.shards import prepare_dataset
 from lme_bench.report.compare import compare_runs
-from lme_bench.report.locomo import QUESTION_SCORES_NAME, locomo_report
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow, scores_table
 from tests.benchmarks.locomo.samples import listed_sample, write_json
 from tests.factories import run_summary_json

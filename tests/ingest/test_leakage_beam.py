@@ -18,7 +18,7 @@ import pytest
 
 from lme_bench.backends.builtin_params import memory_path
 from lme_bench.backends.configured import ConfiguredBackend
-from lme_bench.benchmarks.beam.models import ABILITIES
+from lme_bench.builtin_benchmarks.beam.models import ABILITIES
 from lme_bench.config.settings import load_settings
 from lme_bench.judge.panel import judge_panel
 from lme_bench.run.steps import (

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from lme_bench.benchmarks.split import splitter_for
+from lme_bench.builtin_benchmarks.beam.judge_stage import BEAM_JUDGE_MAX_TOKENS
 from lme_bench.config.settings import load_settings
 from lme_bench.dataset.shards import prepare_dataset
-from lme_bench.judge.beam_stage import BEAM_JUDGE_MAX_TOKENS
 from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.stage import judge_question
 from lme_bench.results.qa_tables import HypothesisRow

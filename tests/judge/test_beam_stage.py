@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 from langchain_core.messages import HumanMessage
 
-from lme_bench.benchmarks.beam.stored import stored_beam_gold
 from lme_bench.benchmarks.split import splitter_for
+from lme_bench.builtin_benchmarks.beam.prompts import load_beam_prompts
+from lme_bench.builtin_benchmarks.beam.stored import stored_beam_gold
 from lme_bench.config.settings import ConfigError, Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
-from lme_bench.judge.beam_prompts import load_beam_prompts
 from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.stage import judge_question
 from lme_bench.providers.fake_policies import rubric_judge

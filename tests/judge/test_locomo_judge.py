@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from lme_bench.benchmarks.split import splitter_for
+from lme_bench.builtin_benchmarks.locomo.judge_stage import NO_ANSWER_EXPLANATION, locomo_input
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
 from lme_bench.judge.batch_job_stage import JudgeItem, judge_in_batch_jobs
-from lme_bench.judge.locomo_stage import NO_ANSWER_EXPLANATION, locomo_input
 from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.prompts import bundled_prompts_dir, load_prompt_set
 from lme_bench.judge.stage import judge_question

@@ -10,9 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from lme_bench.benchmarks.split import splitter_for
+from lme_bench.builtin_benchmarks.locomo.judge_stage import NO_ANSWER_EXPLANATION
 from lme_bench.config.settings import load_settings
 from lme_bench.dataset.shards import prepare_dataset
-from lme_bench.judge.locomo_stage import NO_ANSWER_EXPLANATION
 from lme_bench.judge.panel import judge_panel
 from lme_bench.judge.prompts import bundled_prompts_dir
 from lme_bench.judge.stage import judge_question

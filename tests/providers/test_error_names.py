@@ -95,7 +95,7 @@ def test_the_judge_stages_own_requests_name_the_judge(
 ) -> None:
     """The judge stage calls the official request (openai SDK) or Anthropic's Messages API
     without LangChain: their errors name the judge, its model and its endpoint too."""
-    from lme_bench.judge.beam_stage import _beam_model
+    from lme_bench.builtin_benchmarks.beam.judge_stage import _beam_model
     from lme_bench.judge.family_requests import judge_request
     from lme_bench.providers.factory import parse_model
 

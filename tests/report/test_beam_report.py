@@ -6,8 +6,8 @@ import math
 from pathlib import Path
 
 from lme_bench.benchmarks.split import splitter_for
+from lme_bench.builtin_benchmarks.beam.report import NO_JUDGE, beam_report
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
-from lme_bench.report.beam import NO_JUDGE, beam_report
 from lme_bench.report.qa import qa_markdown
 from lme_bench.results.qa_scores import qa_summary
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from lme_bench.benchmarks.split import splitter_for
+from lme_bench.builtin_benchmarks.locomo.report import PREDICTIONS_NAME, locomo_report
 from lme_bench.dataset.shards import QuestionRef, prepare_dataset
-from lme_bench.report.locomo import PREDICTIONS_NAME, locomo_report
 from lme_bench.report.qa import qa_markdown
 from lme_bench.results.qa_records import PromptSource
 from lme_bench.results.qa_scores import qa_summary

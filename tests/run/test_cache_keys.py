@@ -262,7 +262,7 @@ def test_an_ingestion_shared_by_questions_is_keyed_by_its_build(tmp_path: Path) 
 def test_a_locomo_questions_judge_key_holds_its_prompt_choice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lme_bench.benchmarks.locomo import judging as locomo_stage
+    from lme_bench.builtin_benchmarks.locomo import judging as locomo_stage
 
     settings = _settings(tmp_path)
     questions = {

@@ -223,3 +223,17 @@ def test_batch_judging_sends_one_job_of_the_official_bodies(
     assert entry["requests"] == 6
     summary = json.loads((out / "summary.json").read_text())
     assert summary["qa"]["judges"]["lab:gpt-4o-2024-08-06"]["overall"]["n"] == 6
+
+
+def test_a_json_array_no_format_takes_is_one_error_listing_the_formats(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "answers.json"
+    file.write_text(json.dumps([{"id": "q1", "text": "x"}]))
+    code, _, err = _score(capsys, file, "--judge", "fake:yes", "--out", str(tmp_path / "o"))
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"lme-bench: error: {file}: line 1: in none of the answers formats")
+    for words in ("a LongMemEval hypotheses file", "LoCoMo predictions", "BEAM answers"):
+        assert words in line
+    assert not (tmp_path / "o").exists()

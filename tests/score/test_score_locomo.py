@@ -1,5 +1,5 @@
 """`lme-bench score` on LoCoMo predictions in the official scorer's shape: scored with LoCoMo's
-official F1 (lme_bench.benchmarks.locomo), written back in the official format; a question the
+official F1 (builtin_benchmarks.locomo), written back in the official format; a question the
 file words otherwise than the dataset, predictions under two keys, and predictions against a
 LongMemEval dataset are each one error naming the place and the field."""
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.benchmarks.beam.export import (
+from lme_bench.builtin_benchmarks.beam.export import (
     MissingAnswerError,
     official_answers,
     write_official_answers,
 )
-from lme_bench.benchmarks.beam.questions import read_probing_questions
+from lme_bench.builtin_benchmarks.beam.questions import read_probing_questions
 from tests.benchmarks.beam.samples import QUESTIONS, write_questions
 
 

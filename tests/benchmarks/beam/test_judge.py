@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from lme_bench.benchmarks.beam.models import BeamGold
-from lme_bench.benchmarks.beam.scoring import QuestionScore
-from lme_bench.judge.beam_judge import BeamJudge
-from lme_bench.judge.beam_prompts import BeamPromptsError, load_beam_prompts
+from lme_bench.builtin_benchmarks.beam.judge import BeamJudge
+from lme_bench.builtin_benchmarks.beam.models import BeamGold
+from lme_bench.builtin_benchmarks.beam.prompts import BeamPromptsError, load_beam_prompts
+from lme_bench.builtin_benchmarks.beam.scoring import QuestionScore
 from lme_bench.providers.fake import ScriptedChatModel
 from lme_bench.providers.retry import RetryPolicy
 from tests.benchmarks.beam.samples import STANDIN_METRICS, write_checkout

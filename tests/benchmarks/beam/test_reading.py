@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from lme_bench.benchmarks.beam.chat import iter_sessions, parse_anchor, read_conversation
-from lme_bench.benchmarks.beam.errors import BeamFormatError
-from lme_bench.benchmarks.beam.models import ABILITIES, ProbingQuestion, Turn
-from lme_bench.benchmarks.beam.questions import read_probing_questions
 from lme_bench.benchmarks.protocol import BuildTurn
+from lme_bench.builtin_benchmarks.beam.chat import iter_sessions, parse_anchor, read_conversation
+from lme_bench.builtin_benchmarks.beam.errors import BeamFormatError
+from lme_bench.builtin_benchmarks.beam.models import ABILITIES, ProbingQuestion, Turn
+from lme_bench.builtin_benchmarks.beam.questions import read_probing_questions
 from lme_bench.dataset.errors import DatasetError
 from tests.benchmarks.beam.samples import CHAT, QUESTIONS, batch, write_chat, write_questions
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.benchmarks.beam.chat import read_conversation
-from lme_bench.benchmarks.beam.models import ABILITIES
-from lme_bench.benchmarks.beam.questions import read_probing_questions
-from lme_bench.benchmarks.builtin.beam import Beam, conversation_layout, source_ids
+from lme_bench.builtin_benchmarks.beam.benchmark import Beam, conversation_layout, source_ids
+from lme_bench.builtin_benchmarks.beam.chat import read_conversation
+from lme_bench.builtin_benchmarks.beam.models import ABILITIES
+from lme_bench.builtin_benchmarks.beam.questions import read_probing_questions
 
 MIRROR = Path(os.environ.get("BEAM_MIRROR", "/work/.mirror/mohammadtavakoli78+BEAM/repo"))
 

@@ -8,7 +8,7 @@ import random
 import pytest
 from scipy.stats import kendalltau
 
-from lme_bench.benchmarks.beam.scoring import (
+from lme_bench.builtin_benchmarks.beam.scoring import (
     QuestionScore,
     aggregate,
     align,

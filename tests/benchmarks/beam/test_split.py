@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.benchmarks.beam.questions import read_probing_questions
-from lme_bench.benchmarks.beam.stored import beam_gold, stored_beam_gold
 from lme_bench.benchmarks.protocol import BenchmarkDataError
 from lme_bench.benchmarks.split import splitter_for
+from lme_bench.builtin_benchmarks.beam.questions import read_probing_questions
+from lme_bench.builtin_benchmarks.beam.stored import beam_gold, stored_beam_gold
 from lme_bench.dataset.shards import QuestionRef, folder_sha256, prepare_dataset
 from tests.benchmarks.beam.samples import QUESTIONS, write_chat, write_questions
 
@@ -89,7 +89,7 @@ def test_source_message_ids_become_evidence_turns_and_sessions(tmp_path: Path) -
 
 
 def test_source_ids_are_read_from_lists_and_objects_of_lists() -> None:
-    from lme_bench.benchmarks.builtin.beam import source_ids
+    from lme_bench.builtin_benchmarks.beam.benchmark import source_ids
 
     assert source_ids([4, 60, 4]) == ("4", "60")
     assert source_ids({"first_statement": [58], "second_statement": [24, 58]}) == ("58", "24")

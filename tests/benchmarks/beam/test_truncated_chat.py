@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lme_bench.benchmarks.builtin.beam import Beam
 from lme_bench.benchmarks.split import splitter_for
+from lme_bench.builtin_benchmarks.beam.benchmark import Beam
 from lme_bench.dataset.shards import prepare_dataset
 from tests.benchmarks.beam.samples import CHAT, batch, write_chat, write_questions
 

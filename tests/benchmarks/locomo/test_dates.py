@@ -4,7 +4,7 @@ from datetime import datetime
 
 import pytest
 
-from lme_bench.benchmarks.locomo.dates import parse_session_date
+from lme_bench.builtin_benchmarks.locomo.dates import parse_session_date
 
 
 @pytest.mark.parametrize(

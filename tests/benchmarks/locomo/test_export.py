@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.benchmarks.locomo.export import (
+from lme_bench.builtin_benchmarks.locomo.export import (
     Prediction,
     official_qa_items,
     write_conversation_predictions,
     write_predictions,
 )
-from lme_bench.benchmarks.locomo.reader import load_samples
-from lme_bench.benchmarks.locomo.records import Sample
+from lme_bench.builtin_benchmarks.locomo.reader import load_samples
+from lme_bench.builtin_benchmarks.locomo.records import Sample
 from tests.benchmarks.locomo.samples import listed_sample, write_json
 
 

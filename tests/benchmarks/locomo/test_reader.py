@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from lme_bench.benchmarks.locomo.errors import LocomoDataError
-from lme_bench.benchmarks.locomo.reader import iter_samples, load_samples
-from lme_bench.benchmarks.locomo.records import Sample
+from lme_bench.builtin_benchmarks.locomo.errors import LocomoDataError
+from lme_bench.builtin_benchmarks.locomo.reader import iter_samples, load_samples
+from lme_bench.builtin_benchmarks.locomo.records import Sample
 from tests.benchmarks.locomo.samples import conversation_file, edited, listed_sample, write_json
 
 

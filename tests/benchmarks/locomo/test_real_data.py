@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from lme_bench.benchmarks.locomo.dates import parse_session_date
-from lme_bench.benchmarks.locomo.reader import load_samples
+from lme_bench.builtin_benchmarks.locomo.dates import parse_session_date
+from lme_bench.builtin_benchmarks.locomo.reader import load_samples
 
 MIRROR = Path(os.environ.get("LOCOMO_MIRROR", "/work/.mirror/snap-research+locomo/repo"))
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from nltk.stem import PorterStemmer
 
-from lme_bench.benchmarks.locomo.reader import load_samples
-from lme_bench.benchmarks.locomo.records import Gold
-from lme_bench.benchmarks.locomo.scoring import (
+from lme_bench.builtin_benchmarks.locomo.reader import load_samples
+from lme_bench.builtin_benchmarks.locomo.records import Gold
+from lme_bench.builtin_benchmarks.locomo.scoring import (
     aggregate,
     answer_score,
     evidence_recall,

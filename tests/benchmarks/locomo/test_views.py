@@ -6,8 +6,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from lme_bench.benchmarks.locomo.reader import load_samples
-from lme_bench.benchmarks.locomo.records import Gold, Question, QuestionView, public_view
+from lme_bench.builtin_benchmarks.locomo.reader import load_samples
+from lme_bench.builtin_benchmarks.locomo.records import Gold, Question, QuestionView, public_view
 from tests.benchmarks.locomo.samples import listed_sample, write_json
 
 GOLD_FIELDS = {field.name for field in dataclasses.fields(Gold)}

@@ -1,1 +1,0 @@
-"""LongMemEval's modules beside its reader (lme_bench.benchmarks.builtin.longmemeval)."""
