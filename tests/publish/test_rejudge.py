@@ -220,3 +220,27 @@ def test_both_judges_of_a_run_are_judged_again(
             f" undefined (one label only), accuracy {accuracy} rejudged vs {accuracy} in the"
             " bundle\n"
         ) in out
+
+
+def test_a_question_the_judge_fails_on_is_named_and_fails_the_bundle(
+    judged: Judged, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    refused = judged.ids[4]
+    answer = judge_saying_no_to(judged.said_no)
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        return {"status": 400, "message": "refused"} if _asked(body) == refused else answer(body)
+
+    with serve([reply]) as (url, _):
+        config = _provider(tmp_path / "rejudge.toml", url)
+        code, out, err = _verify(
+            capsys, str(judged.bundle), "--dataset", str(SAMPLE), "--rejudge", "--config",
+            str(config),
+        )  # fmt: skip
+    assert code == 1, out + err
+    assert f"FAILED: --rejudge: judging failed for 1 question(s): {refused}\n" in err
+    assert (
+        f"FAILED: --rejudge: judge {JUDGE}: 1 question(s) judged by one side only ({refused});"
+        " 7 of 7 verdicts agree (100.0%)"
+    ) in err
+    assert out.rstrip().endswith("not verified: 2 problem(s)")
