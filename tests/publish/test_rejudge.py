@@ -18,6 +18,7 @@ import pytest
 from lme_bench.cli import main
 from lme_bench.dataset.loader import iter_questions
 from lme_bench.publish.pack import bundle_run
+from tests.providers.fake_batch_server import FakeBatchJobApi, serve_batches
 from tests.providers.fake_openai_server import serve
 from tests.publish.runs import SAMPLE, flip_byte, make_run, tampered
 
@@ -244,3 +245,27 @@ def test_a_question_the_judge_fails_on_is_named_and_fails_the_bundle(
         " 7 of 7 verdicts agree (100.0%)"
     ) in err
     assert out.rstrip().endswith("not verified: 2 problem(s)")
+
+
+def test_a_rejudge_through_the_batch_api_sends_the_runs_bodies_in_one_job(
+    judged: Judged, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer = judge_saying_no_to(judged.said_no)
+    api = FakeBatchJobApi(lambda body: str(answer(body)["content"]))
+    with serve_batches(api) as (url, fake):
+        config = _provider(tmp_path / "batch.toml", url)
+        config.write_text(config.read_text() + "[judge]\nbatch = true\nbatch_poll_s = 0.01\n")
+        code, out, err = _verify(
+            capsys, str(judged.bundle), "--dataset", str(SAMPLE), "--rejudge", "--config",
+            str(config),
+        )  # fmt: skip
+        (job,) = [content for _, purpose, content in fake.files.values() if purpose == "batch"]
+    assert code == 0, out + err
+    assert not fake.chat_requests  # every verdict came from the job
+
+    def same_order(body: dict[str, Any]) -> str:  # a job line keeps the body in its own order
+        return json.dumps(body, sort_keys=True)
+
+    sent = sorted(same_order(json.loads(line)["body"]) for line in job.splitlines())
+    assert sent == sorted(same_order(json.loads(b)) for b in judged.bodies)
+    assert f"ok: judged again by {JUDGE}: 8 of 8 verdicts agree (100.0%)" in out
