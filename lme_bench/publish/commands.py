@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from lme_bench.publish.errors import PublishError
+from lme_bench.publish.verify import Check
+
+DEFAULT_MIN_AGREEMENT = 0.95  # see docs/publishing.md: a hosted judge is not exactly repeatable
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -31,12 +35,33 @@ def add_parsers(commands: Any) -> None:
     verify = commands.add_parser(
         "verify",
         help="check a bundle: every file's sha256, the signature, the dataset, its figures"
-        " from its own rows, and with --official-repo LongMemEval's own printer",
+        " from its own rows, with --official-repo LongMemEval's own printer, and with --rejudge"
+        " its answers judged again by its judge",
     )
     verify.add_argument("bundle", type=Path, metavar="BUNDLE")
     verify.add_argument("--dataset", type=Path, help="the dataset file: its sha256 is checked")
     verify.add_argument("--official-repo", type=Path, metavar="PATH", help="a LongMemEval checkout")
     verify.add_argument("--require-signature", action="store_true", help="an unsigned bundle fails")
+    verify.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="judge the bundle's answers again with its judge (needs --dataset) and compare"
+        " verdict by verdict",
+    )
+    verify.add_argument(
+        "--config",
+        type=Path,
+        help="--rejudge: TOML config with the judge's [providers] endpoint, [limits], [judge]"
+        " prompts",
+    )
+    verify.add_argument(
+        "--min-agreement",
+        type=_fraction,
+        default=DEFAULT_MIN_AGREEMENT,
+        metavar="F",
+        help=f"--rejudge: the least share of verdicts that must agree (default"
+        f" {DEFAULT_MIN_AGREEMENT})",
+    )
     board = commands.add_parser(
         "leaderboard",
         help="a static site of a folder of bundles: a table per benchmark, dataset and judge,"
@@ -49,6 +74,16 @@ def add_parsers(commands: Any) -> None:
         action="store_true",
         help="exit 1 when a bundle is not verified or not readable (the site is written still)",
     )
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a fraction from 0 to 1, got {text!r}")
+    return value
 
 
 def _error(message: str) -> int:
@@ -87,19 +122,37 @@ def bundle_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def verify_command(args: argparse.Namespace) -> int:
+# The check behind --rejudge, made of (dataset, config, min_agreement); the command line hands
+# it in (it judges, so it sits above publishing).
+Rejudge = Callable[[Path, Path | None, float], Check]
+
+
+def verify_command(args: argparse.Namespace, rejudge: Rejudge | None = None) -> int:
     from lme_bench.publish.verify import verify_bundle
 
+    if args.rejudge and args.dataset is None:
+        return _error(
+            "--rejudge needs --dataset DATA: the dataset file the bundle's answers are judged"
+            " against"
+        )
+    if args.config is not None and not args.rejudge:
+        return _error("--config goes with --rejudge: it sets up the judge that judges again")
     if args.dataset is not None and not args.dataset.is_file():
         return _error(f"{args.dataset}: no such dataset file")
+    further = None
+    if args.rejudge:
+        assert rejudge is not None  # the command line always hands it in
+        further = rejudge(args.dataset, args.config, args.min_agreement)
     try:
         verdict = verify_bundle(
-            args.bundle, args.dataset, args.official_repo, args.require_signature
+            args.bundle, args.dataset, args.official_repo, args.require_signature, further
         )
     except PublishError as exc:
         return _error(str(exc))
     for line in verdict.held:
         print(f"ok: {line}")
+    for line in verdict.unchecked:
+        print(f"not checked: {line}")
     for line in verdict.problems:
         print(f"FAILED: {line}", file=sys.stderr)
     print("verified" if verdict.ok else f"not verified: {len(verdict.problems)} problem(s)")

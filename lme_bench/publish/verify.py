@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,18 @@ from lme_bench.publish.figures import differences, summary_of
 from lme_bench.publish.official import official_check
 from lme_bench.publish.pack import MANIFEST, SIGNATURE
 from lme_bench.publish.signing import check_signature
+from lme_bench.results.run_summary import RunSummary
+
+# A further check of a bundle that holds (`verify --rejudge`): its members, BUNDLE.json and
+# summary in, its problems and what holds out.
+Check = Callable[[Mapping[str, bytes], dict[str, Any], RunSummary], tuple[list[str], list[str]]]
 
 
 @dataclass
 class Verdict:
     problems: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)  # what was checked and holds, in words
+    unchecked: list[str] = field(default_factory=list)  # checks left aside, and why
 
     @property
     def ok(self) -> bool:
@@ -76,8 +83,11 @@ def verify_bundle(
     dataset: Path | None = None,
     official_repo: Path | None = None,
     require_signature: bool = False,
+    further: Check | None = None,
 ) -> Verdict:
-    return verify_members(bundle, read_members(bundle), dataset, official_repo, require_signature)
+    return verify_members(
+        bundle, read_members(bundle), dataset, official_repo, require_signature, further
+    )
 
 
 def verify_members(
@@ -86,8 +96,11 @@ def verify_members(
     dataset: Path | None = None,
     official_repo: Path | None = None,
     require_signature: bool = False,
+    further: Check | None = None,
 ) -> Verdict:
-    """`verify_bundle` on a bundle's members already read (`bundle`: its path, for errors)."""
+    """`verify_bundle` on a bundle's members already read (`bundle`: its path, for errors);
+    `further` runs last, only on a bundle that holds so far (nothing is spent on one that
+    does not)."""
     if MANIFEST not in members:
         raise PublishError(f"{bundle}: no {MANIFEST}; not an lme-bench bundle")
     try:
@@ -119,4 +132,11 @@ def verify_members(
         problems, held = official_check(members, summary, official_repo, dataset)
         verdict.problems += problems
         verdict.held += [held] if held else []
+    if further is not None:
+        if verdict.problems:
+            verdict.unchecked.append("--rejudge: not judged again, as the bundle does not hold")
+        else:
+            problems, holding = further(members, record, summary)
+            verdict.problems += problems
+            verdict.held += holding
     return verdict
