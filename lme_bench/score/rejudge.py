@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.answers import ScoreInputError
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.judge.calibration.reference import read_eval_results
 from lme_bench.judge.family_requests import judge_request_shapes
@@ -41,7 +42,6 @@ from lme_bench.publish.errors import PublishError
 from lme_bench.publish.verify import Check
 from lme_bench.results.qa_scores import eval_results_name
 from lme_bench.results.run_summary import RunSummary
-from lme_bench.score.answers import ScoreInputError
 from lme_bench.score.scoring import score_file
 
 LISTED_AT_MOST = 20  # differing question ids named in a line
