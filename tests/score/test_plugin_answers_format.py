@@ -13,7 +13,7 @@ import pytest
 from lme_bench.benchmarks.answers import ScoreInputError
 from lme_bench.score.formats import format_named, read_answers
 
-PLUGIN = '''
+PLUGIN = """
 import json
 from lme_bench.benchmarks.answers import Answer, AnswersFile, AnswersFormat, ScoreInputError
 
@@ -44,7 +44,7 @@ class Letters:
     def validate(self, path): pass
     def builds(self, path): return iter(())
     def questions(self, path): return iter(())
-'''
+"""
 
 
 def _plugin(tmp_path: Path) -> str:
