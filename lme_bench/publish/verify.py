@@ -72,7 +72,7 @@ def _dataset(record: dict[str, Any], dataset: Path, verdict: Verdict) -> None:
 
 
 def verify_bundle(
-    bundle: Path,
+    bundle: Path | str,
     dataset: Path | None = None,
     official_repo: Path | None = None,
     require_signature: bool = False,
@@ -81,13 +81,14 @@ def verify_bundle(
 
 
 def verify_members(
-    bundle: Path,
+    bundle: Path | str,
     members: dict[str, bytes],
     dataset: Path | None = None,
     official_repo: Path | None = None,
     require_signature: bool = False,
 ) -> Verdict:
-    """`verify_bundle` on a bundle's members already read (`bundle`: its path, for errors)."""
+    """`verify_bundle` on a bundle's members already read (`bundle`: its path or URL, for
+    errors)."""
     if MANIFEST not in members:
         raise PublishError(f"{bundle}: no {MANIFEST}; not an lme-bench bundle")
     try:
