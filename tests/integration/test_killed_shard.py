@@ -3,7 +3,8 @@ no_shared_disk.py): `worker-a`'s flow run process exits at once, as a killed one
 after a session of a question of its shard was written (LME_FAULT_EXIT, lme_bench/common/
 fault_points.py). The parent redoes that shard's unfinished questions itself: the run ends with
 every question answered, no table holds a row twice, and its figures are those of the same run
-on local disk. A rerun, the fault still armed on `worker-a`, takes every stage from the cache."""
+on local disk. A rerun, the fault still armed on `worker-a`, takes every stage from the cache
+and leaves no run folder on the shard workers."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.integration.no_shared_disk import (
     repeated_keys,
     scale_out_request,
     shard_runs,
+    shard_work_left,
     sharded_run,
     shared_nothing,
     stage_task_runs,
@@ -60,6 +62,8 @@ def test_a_shard_worker_killed_mid_ingestion(
         assert shards["worker-b"].state_name == "Completed"
         died = setup.log("worker-a")
         assert f"exited with status code: {EXIT_STATUS}" in died, died[-4000:]
+        said = "shard 1/2 ended Crashed: this run redoes the questions it left unfinished"
+        assert said in setup.log("parent"), worker_logs(setup)
         # the parent ingested what the killed shard left unfinished, nothing of the other shard
         redone = _ingested(stage_task_runs(setup.stack, [parent]))
         assert killed in redone and redone <= set(first), redone
@@ -82,3 +86,6 @@ def test_a_shard_worker_killed_mid_ingestion(
         assert again_pulled is not None
         assert repeated_keys(again_pulled) == {}
         assert_same_as_local(local, again_pulled)
+    # the killed shard's working copy of the run went when its shard ran again and finished
+    for name in ("worker-a", "worker-b"):
+        assert shard_work_left(tmp_path / name) == [], name
