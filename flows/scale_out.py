@@ -59,6 +59,12 @@ def run_shards(request: RunRequest) -> RunRequest:
     finished = asyncio.run(_wait_all(runs))
     states = [str(run.state.name) if run.state else "unknown" for run in finished]
     logger.info("shards finished: %s", ", ".join(states))
+    for number, state in enumerate(states, 1):
+        if state != "Completed":  # crashed, failed or cancelled: what it finished is cached
+            logger.warning(
+                "shard %d/%d ended %s: this run redoes the questions it left unfinished",
+                number, request.shards, state,
+            )  # fmt: skip
     # Every shard's successes are in the cache now: this run only collects them (and redoes
     # what a shard failed) and writes the report.
     return child.model_copy(update={"questions": [r.question_id for r in refs]})

@@ -1,23 +1,32 @@
-"""Reading a bundle back: its members by name, refusing links, devices and paths that leave
-the archive."""
+"""Reading a bundle back, from a local file or a URL (places.py): its members by name,
+refusing links, devices and paths that leave the archive."""
 
 from __future__ import annotations
 
+import io
 import tarfile
 from pathlib import Path, PurePosixPath
 
+from lme_bench.config.storage_urls import redacted
 from lme_bench.publish.errors import PublishError
+from lme_bench.publish.places import is_remote, read_bundle_bytes
 
 
-def read_members(path: Path) -> dict[str, bytes]:
+def read_members(path: Path | str) -> dict[str, bytes]:
+    remote = is_remote(path)
+    data = read_bundle_bytes(str(path)) if remote else None
     try:
+        if data is not None:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+                return _members(path, archive)
         with tarfile.open(path, mode="r:gz") as archive:
             return _members(path, archive)
     except (OSError, EOFError, tarfile.TarError) as exc:
-        raise PublishError(f"{path}: not a bundle (a tar.gz archive): {exc}") from exc
+        named = redacted(str(path)) if remote else path
+        raise PublishError(f"{named}: not a bundle (a tar.gz archive): {exc}") from exc
 
 
-def _members(path: Path, archive: tarfile.TarFile) -> dict[str, bytes]:
+def _members(path: Path | str, archive: tarfile.TarFile) -> dict[str, bytes]:
     members: dict[str, bytes] = {}
     for info in archive:
         name = PurePosixPath(info.name)

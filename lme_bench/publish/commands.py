@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,19 @@ def add_parsers(commands: Any) -> None:
         help="pack a finished run into one archive with every file's sha256, signed with"
         " --sign; `bundle keygen --out KEY.pem` makes an Ed25519 key",
     )
-    bundle.add_argument("run", metavar="RUN", help="a run id under --results-dir, or a run folder")
+    bundle.add_argument(
+        "run",
+        metavar="RUN",
+        help="a run id under --results-dir, a run folder, or a run's URL (s3://bucket/runs/RUN)",
+    )
     bundle.add_argument(
         "--results-dir", default="results", help="folder of run folders, or a results URL"
     )
     bundle.add_argument("--sign", type=Path, metavar="KEYFILE", help="Ed25519 private key (PEM)")
     bundle.add_argument(
-        "--out", type=Path, help="the archive (default: RUN_ID.bundle.tar.gz); keygen: the key"
+        "--out",
+        help="the archive, a path or a URL (default: RUN_ID.bundle.tar.gz here); keygen: the"
+        " key, a local file",
     )
     verify = commands.add_parser(
         "verify",
@@ -38,7 +45,7 @@ def add_parsers(commands: Any) -> None:
         " from its own rows, with --official-repo LongMemEval's own printer, and with --rejudge"
         " its answers judged again by its judge",
     )
-    verify.add_argument("bundle", type=Path, metavar="BUNDLE")
+    verify.add_argument("bundle", metavar="BUNDLE", help="a bundle file, or its URL")
     verify.add_argument("--dataset", type=Path, help="the dataset file: its sha256 is checked")
     verify.add_argument("--official-repo", type=Path, metavar="PATH", help="a LongMemEval checkout")
     verify.add_argument("--require-signature", action="store_true", help="an unsigned bundle fails")
@@ -67,7 +74,9 @@ def add_parsers(commands: Any) -> None:
         help="a static site of a folder of bundles: a table per benchmark, dataset and judge,"
         " every bundle verified, its report beside the page",
     )
-    board.add_argument("bundles", type=Path, metavar="BUNDLES_DIR", help="a folder of *.tar.gz")
+    board.add_argument(
+        "bundles", metavar="BUNDLES_DIR", help="a folder of *.tar.gz, or its URL (s3://…)"
+    )
     board.add_argument("--out", type=Path, required=True, metavar="SITE_DIR", help="the site")
     board.add_argument(
         "--require-verified",
@@ -92,11 +101,15 @@ def _error(message: str) -> int:
 
 
 def _run_folder(run: str, results_dir: str) -> Path:
-    """RUN under a local results folder, or copied from a results URL (finished runs only)."""
+    """RUN under a local results folder, or copied from a results URL (finished runs only);
+    RUN may be a run's URL itself (its results URL and run id)."""
     from lme_bench.config.storage_urls import default_work_dir, is_url
     from lme_bench.publish.pack import run_folder
+    from lme_bench.publish.places import is_remote
     from lme_bench.results.run_mirror import pull_run
 
+    if is_remote(run):
+        results_dir, _, run = run.rstrip("/").rpartition("/")
     if not is_url(results_dir):
         return run_folder(run, Path(results_dir))
     found = pull_run(results_dir.rstrip("/"), default_work_dir(results_dir.rstrip("/")), run)
@@ -104,18 +117,46 @@ def _run_folder(run: str, results_dir: str) -> Path:
     return found
 
 
-def bundle_command(args: argparse.Namespace) -> int:
+def _bundle_to(run: str, results_dir: str, out: str | None, key: Path | None) -> tuple[str, Any]:
+    """The run's bundle written to `out`, a path or a URL (there: packed in a temporary
+    folder, then put whole); where it went and its manifest."""
     from lme_bench.publish.pack import bundle_run
+    from lme_bench.publish.places import (
+        bundle_name,
+        check_target,
+        is_remote,
+        local_or_url,
+        put_bundle,
+    )
+
+    if out is None or not is_remote(out):
+        path = Path(local_or_url(out)) if out else None
+        written, record = bundle_run(_run_folder(run, results_dir), path, key)
+        return str(written), record
+    url = out.rstrip("/")
+    check_target(url)  # before the run is fetched and packed
+    run_dir = _run_folder(run, results_dir)
+    with tempfile.TemporaryDirectory(prefix="lme-bundle-") as folder:
+        written, record = bundle_run(run_dir, Path(folder) / bundle_name(url), key)
+        put_bundle(written, url)
+    return url, record
+
+
+def bundle_command(args: argparse.Namespace) -> int:
+    from lme_bench.publish.places import is_remote
     from lme_bench.publish.signing import write_key
+    from lme_bench.results.store import StorageError
 
     try:
         if args.run == "keygen":
             if args.out is None:
                 return _error("bundle keygen needs --out KEYFILE: where the private key goes")
-            print(f"wrote {args.out}: Ed25519 key, fingerprint {write_key(args.out)}")
+            if is_remote(args.out):
+                return _error("bundle keygen writes the private key to a local file, not a URL")
+            print(f"wrote {args.out}: Ed25519 key, fingerprint {write_key(Path(args.out))}")
             return 0
-        out, record = bundle_run(_run_folder(args.run, args.results_dir), args.out, args.sign)
-    except PublishError as exc:
+        out, record = _bundle_to(args.run, args.results_dir, args.out, args.sign)
+    except (PublishError, StorageError) as exc:
         return _error(str(exc))
     signed = " (signed)" if args.sign else " (unsigned)"
     print(f"wrote {out}: {len(record['files'])} files of run {record['run_id']}{signed}")
@@ -128,6 +169,7 @@ Rejudge = Callable[[Path, Path | None, float], Check]
 
 
 def verify_command(args: argparse.Namespace, rejudge: Rejudge | None = None) -> int:
+    from lme_bench.publish.places import local_or_url
     from lme_bench.publish.verify import verify_bundle
 
     if args.rejudge and args.dataset is None:
@@ -145,7 +187,11 @@ def verify_command(args: argparse.Namespace, rejudge: Rejudge | None = None) -> 
         further = rejudge(args.dataset, args.config, args.min_agreement)
     try:
         verdict = verify_bundle(
-            args.bundle, args.dataset, args.official_repo, args.require_signature, further
+            local_or_url(args.bundle),
+            args.dataset,
+            args.official_repo,
+            args.require_signature,
+            further,
         )
     except PublishError as exc:
         return _error(str(exc))
@@ -161,9 +207,10 @@ def verify_command(args: argparse.Namespace, rejudge: Rejudge | None = None) -> 
 
 def leaderboard_command(args: argparse.Namespace) -> int:
     from lme_bench.publish.leaderboard import PAGE, build_site
+    from lme_bench.publish.places import local_or_url
 
     try:
-        site = build_site(args.bundles, args.out)
+        site = build_site(local_or_url(args.bundles), args.out)
     except PublishError as exc:
         return _error(str(exc))
     for row in site.rows:

@@ -1,7 +1,8 @@
 """`lme-bench leaderboard`: a folder of bundles into a static site. Each bundle is verified
 and becomes one row (its report.html extracted beside the page); a file that cannot be read as
-a bundle is listed with the reason. The site is written to a folder beside its target, then
-renamed into place, so a reader never sees half a site."""
+a bundle is listed with the reason. The bundles may be at a URL (places.py); the site is
+written to a local folder beside its target, then renamed into place, so a reader never sees
+half a site."""
 
 from __future__ import annotations
 
@@ -20,9 +21,9 @@ from lme_bench.publish.errors import PublishError
 from lme_bench.publish.leaderboard_page import page_html
 from lme_bench.publish.leaderboard_rows import Row, bundle_row
 from lme_bench.publish.leaderboard_tables import Table, tables_of
+from lme_bench.publish.places import SUFFIX, bundle_name, bundles_at, is_remote
 from lme_bench.publish.verify import verify_members
 
-SUFFIX = ".tar.gz"
 PAGE = "index.html"
 DATA = "leaderboard.json"  # the rows as data; also what marks a folder as a leaderboard site
 
@@ -38,10 +39,15 @@ class Site:
         return [row for table in self.tables for row in table.rows]
 
 
-def bundles_in(folder: Path) -> list[Path]:
-    if not folder.is_dir():
+def bundles_in(folder: Path | str) -> list[Path | str]:
+    """The bundles (*.tar.gz) directly in a local folder or at a URL."""
+    found: list[Path | str]
+    if is_remote(folder):
+        found = list(bundles_at(str(folder)))
+    elif not Path(folder).is_dir():
         raise PublishError(f"{folder}: no such folder of bundles")
-    found = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(SUFFIX))
+    else:
+        found = sorted(p for p in Path(folder).iterdir() if p.is_file() and p.name.endswith(SUFFIX))
     if not found:
         raise PublishError(f"{folder}: no bundles (*{SUFFIX}) here")
     return found
@@ -56,24 +62,25 @@ def _check_target(out: Path) -> None:
         )
 
 
-def _row(bundle: Path, site: Path) -> Row:
+def _row(bundle: Path | str, site: Path) -> Row:
     members = read_members(bundle)
     verdict = verify_members(bundle, members)
     report = None
     if "report.html" in members:
-        report = bundle.name[: -len(SUFFIX)] + ".report.html"
+        report = bundle_name(bundle)[: -len(SUFFIX)] + ".report.html"
         (site / report).write_bytes(members["report.html"])
     return bundle_row(bundle, members, verdict, report)
 
 
-def _rows(bundles: list[Path], site: Path) -> tuple[list[Row], list[tuple[str, str]]]:
+def _rows(bundles: list[Path | str], site: Path) -> tuple[list[Row], list[tuple[str, str]]]:
     rows, unread = [], []
     for bundle in bundles:
+        name = bundle_name(bundle)
         try:
             rows.append(_row(bundle, site))
         except PublishError as exc:  # said on the page by file name, not this machine's path
-            said = str(exc).replace(str(bundle), bundle.name)
-            unread.append((bundle.name, said.removeprefix(f"{bundle.name}: ")))
+            said = str(exc).replace(str(bundle), name)
+            unread.append((name, said.removeprefix(f"{name}: ")))
     return rows, unread
 
 
@@ -99,7 +106,7 @@ def _replace(folder: Path, out: Path) -> None:
         shutil.rmtree(earlier)
 
 
-def build_site(bundles_dir: Path, out: Path) -> Site:
+def build_site(bundles_dir: Path | str, out: Path) -> Site:
     bundles = bundles_in(bundles_dir)
     _check_target(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from lme_bench.publish.errors import PublishError
 from lme_bench.publish.pack import MANIFEST, SIGNATURE
+from lme_bench.publish.places import bundle_name
 from lme_bench.publish.signing import check_signature
 from lme_bench.publish.verify import Verdict
 from lme_bench.results.qa_records import QaReport
@@ -121,7 +122,7 @@ def _signer(members: dict[str, bytes]) -> str | None:
     return check_signature(members[MANIFEST], members[SIGNATURE])[0]
 
 
-def _json(bundle: Path, members: dict[str, bytes], name: str) -> dict[str, Any]:
+def _json(bundle: Path | str, members: dict[str, bytes], name: str) -> dict[str, Any]:
     try:
         found = json.loads(members[name])
     except KeyError:
@@ -134,7 +135,7 @@ def _json(bundle: Path, members: dict[str, bytes], name: str) -> dict[str, Any]:
 
 
 def bundle_row(
-    bundle: Path, members: dict[str, bytes], verdict: Verdict, report: str | None
+    bundle: Path | str, members: dict[str, bytes], verdict: Verdict, report: str | None
 ) -> Row:
     """The row of the bundle at `bundle` (its members read, its verdict found); a bundle
     whose BUNDLE.json or summary.json cannot be read has no row (PublishError)."""
@@ -148,8 +149,8 @@ def bundle_row(
     cost = summary.get("cost") or {}
     estimate, reference = _estimate(summary, judge)
     return Row(
-        bundle=bundle.name,
-        run_id=str(record.get("run_id") or bundle.name),
+        bundle=bundle_name(bundle),
+        run_id=str(record.get("run_id") or bundle_name(bundle)),
         key=TableKey(
             benchmark=str(summary.get("benchmark") or record.get("benchmark") or "unknown"),
             dataset_sha256=str(dataset.get("sha256") or recorded.get("sha256") or "unknown"),

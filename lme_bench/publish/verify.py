@@ -79,7 +79,7 @@ def _dataset(record: dict[str, Any], dataset: Path, verdict: Verdict) -> None:
 
 
 def verify_bundle(
-    bundle: Path,
+    bundle: Path | str,
     dataset: Path | None = None,
     official_repo: Path | None = None,
     require_signature: bool = False,
@@ -91,16 +91,16 @@ def verify_bundle(
 
 
 def verify_members(
-    bundle: Path,
+    bundle: Path | str,
     members: dict[str, bytes],
     dataset: Path | None = None,
     official_repo: Path | None = None,
     require_signature: bool = False,
     further: Check | None = None,
 ) -> Verdict:
-    """`verify_bundle` on a bundle's members already read (`bundle`: its path, for errors);
-    `further` runs last, only on a bundle that holds so far (nothing is spent on one that
-    does not)."""
+    """`verify_bundle` on a bundle's members already read (`bundle`: its path or URL, for
+    errors); `further` runs last, only on a bundle that holds so far (nothing is spent on one
+    that does not)."""
     if MANIFEST not in members:
         raise PublishError(f"{bundle}: no {MANIFEST}; not an lme-bench bundle")
     try:
