@@ -1,8 +1,9 @@
 """What of this machine must never leave in a bundle, and how JSON is rewritten without it.
 
-Absolute paths of this machine (the run folder, the results folder, the dataset's folder, the
-working folder, the home folder, lme-bench's and Python's install folders) become placeholders
-such as `<results-dir>`; the host name and the value of every secret variable
+Absolute paths of this machine (the run folder, the results folder, the dataset's folder, every
+other path the run's settings name, such as a checkout of official code as `<judge.beam_repo>`,
+the working folder, the home folder, lme-bench's and Python's install folders) become
+placeholders such as `<results-dir>`; the host name and the value of every secret variable
 (`lme_bench.common.secrets`) are never rewritten: a file holding one fails the bundle."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 import re
 import socket
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,18 @@ def _resolved(path: Any) -> str | None:
     return text if len(Path(text).parts) > 1 else None  # never "/" itself
 
 
+def _setting_paths(config: Mapping[str, Any], where: str = "") -> Iterator[tuple[str, str]]:
+    """Each absolute path a setting holds, with the setting's name as its placeholder."""
+    for key, value in config.items():
+        name = f"{where}.{key}" if where else str(key)
+        if isinstance(value, Mapping):
+            yield from _setting_paths(value, name)
+        elif isinstance(value, str) and value.startswith(("/", "~")):
+            found = _resolved(value)
+            if found is not None:
+                yield found, f"<{name}>"
+
+
 def _ordered(pairs: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(pairs.items(), key=lambda p: len(p[0]), reverse=True))
 
@@ -97,6 +110,9 @@ def sensitive(
     recorded[str(run_dir.resolve())] = f"<results-dir>/{run_dir.name}"
     if dataset is not None and len(Path(dataset).parent.parts) > 1:  # never "/" itself
         recorded[str(Path(dataset).parent)] = "<dataset-dir>"
+    for path, placeholder in _setting_paths(manifest.get("config") or {}):
+        if not any(path == known or path.startswith(known + "/") for known in recorded):
+            recorded[path] = placeholder  # a checkout, a prompts folder, a work folder
     machine = {
         str(_PACKAGE_ROOT): "<lme-bench>",
         str(Path(sys.prefix).resolve()): "<python>",

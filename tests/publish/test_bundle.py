@@ -138,3 +138,22 @@ def test_keygen_makes_a_private_key_and_never_overwrites(
     assert "exists" in capsys.readouterr().err
     with pytest.raises(PublishError, match="exists"):
         write_key(key)
+
+
+def test_a_checkout_the_settings_name_becomes_its_settings_placeholder(
+    finished: Path, tmp_path: Path
+) -> None:
+    run = copy_run(finished, tmp_path / "results")
+    checkout = tmp_path / "elsewhere" / "BEAM"
+    for name, key in (("manifest.json", "config"), ("config.json", "settings")):
+        record = json.loads((run / name).read_text())
+        record[key]["judge"]["beam_repo"] = str(checkout)
+        (run / name).write_text(json.dumps(record))
+    out, _ = bundle_run(run, tmp_path / "b.tar.gz")
+    members = read_members(out)
+    assert not [n for n, data in members.items() if str(checkout) in data.decode("latin-1")]
+    manifest = json.loads(members["manifest.json"])
+    assert manifest["config"]["judge"]["beam_repo"] == "<judge.beam_repo>"
+    assert json.loads(members["config.json"])["settings"]["judge"]["beam_repo"] == (
+        "<judge.beam_repo>"
+    )
