@@ -179,8 +179,8 @@ def verify_command(args: argparse.Namespace, rejudge: Rejudge | None = None) -> 
         )
     if args.config is not None and not args.rejudge:
         return _error("--config goes with --rejudge: it sets up the judge that judges again")
-    if args.dataset is not None and not args.dataset.is_file():
-        return _error(f"{args.dataset}: no such dataset file")
+    if args.dataset is not None and not args.dataset.exists():
+        return _error(f"{args.dataset}: no such dataset file or folder")
     further = None
     if args.rejudge:
         assert rejudge is not None  # the command line always hands it in

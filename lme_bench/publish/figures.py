@@ -24,7 +24,7 @@ from lme_bench.retrieval.official_ids import GRANULARITIES
 ACCURACY_GROUPS = ("overall", "task_averaged", "abstention", "per_type", "readable_only")
 
 
-def _tables(files: Mapping[str, bytes]) -> tuple[list[Any], list[Any], list[Any]]:
+def bundle_tables(files: Mapping[str, bytes]) -> tuple[list[Any], list[Any], list[Any]]:
     with tempfile.TemporaryDirectory(prefix="lme-verify-") as scratch:
         folder = Path(scratch)
         for name in ("retrieval.parquet", "hypotheses.parquet", "scores.parquet"):
@@ -62,7 +62,7 @@ def recomputed(
 ) -> dict[str, Any]:
     """The parts of summary.json the bundle's rows give again (`configured`: the run's
     `[dataset] benchmark`, which finds a plug-in's scoring hooks)."""
-    retrieval, hypotheses, scores = _tables(files)
+    retrieval, hypotheses, scores = bundle_tables(files)
     scoring = scoring_of(summary.benchmark, configured or summary.benchmark_source)
     again: dict[str, Any] = {}
     if retrieval:
@@ -125,12 +125,22 @@ def _merged(recorded: Any, again: Any) -> Any:
     return again
 
 
-def differences(summary: RunSummary, files: Mapping[str, bytes]) -> tuple[list[str], int]:
-    """The figures of summary.json that its rows do not give (each named, with both values),
-    and how many figures were compared."""
+def configured_benchmark(files: Mapping[str, bytes]) -> str | None:
+    """The run's `[dataset] benchmark` as config.json records it."""
     config = json.loads(files["config.json"]) if "config.json" in files else {}
     configured = ((config.get("settings") or {}).get("dataset") or {}).get("benchmark")
-    again = recomputed(summary, files, configured if isinstance(configured, str) else None)
+    return configured if isinstance(configured, str) else None
+
+
+def differences(
+    summary: RunSummary, files: Mapping[str, bytes], section: dict[str, Any] | None = None
+) -> tuple[list[str], int]:
+    """The figures of summary.json that its rows do not give (each named, with both values),
+    and how many figures were compared; `section`: the benchmark's own section computed again
+    (lme_bench.publish.sections), compared with summary.json's under its name."""
+    again = recomputed(summary, files, configured_benchmark(files))
+    if section is not None:
+        again[summary.benchmark] = section
     found, compared = [], 0
     written = summary.model_dump(exclude_unset=True)
     for path, value in _leaves(again, ""):

@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lme_bench.dataset.shards import file_sha256, folder_sha256
 from lme_bench.publish.archive import read_members
 from lme_bench.publish.errors import PublishError
-from lme_bench.publish.figures import differences, summary_of
+from lme_bench.publish.figures import configured_benchmark, differences, summary_of
 from lme_bench.publish.official import official_check
 from lme_bench.publish.pack import MANIFEST, SIGNATURE
+from lme_bench.publish.sections import has_section, section_again
 from lme_bench.publish.signing import check_signature
 from lme_bench.results.run_summary import RunSummary
 
@@ -63,19 +65,37 @@ def _signature(members: dict[str, bytes], required: bool, verdict: Verdict) -> N
         verdict.held.append(f"signed by the Ed25519 key with fingerprint {signer}")
 
 
-def _dataset(record: dict[str, Any], dataset: Path, verdict: Verdict) -> None:
+def _dataset(record: dict[str, Any], dataset: Path, verdict: Verdict) -> bool:
     expected = (record.get("dataset") or {}).get("sha256")
-    digest = hashlib.sha256()
-    with dataset.open("rb") as data:
-        for block in iter(lambda: data.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != expected:
+    found = folder_sha256(dataset) if dataset.is_dir() else file_sha256(dataset)
+    if found != expected:
         verdict.problems.append(
-            f"{dataset}: not the run's dataset (sha256 {digest.hexdigest()}, the bundle's"
-            f" {expected})"
+            f"{dataset}: not the run's dataset (sha256 {found}, the bundle's {expected})"
         )
-    else:
-        verdict.held.append(f"{dataset.name}: the run's dataset (sha256 {expected})")
+        return False
+    verdict.held.append(f"{dataset.name}: the run's dataset (sha256 {expected})")
+    return True
+
+
+def _section(
+    summary: RunSummary, members: Mapping[str, bytes], dataset: Path | None, verdict: Verdict
+) -> dict[str, Any] | None:
+    """The benchmark's own section computed again, where it has one and the dataset is given
+    (and is the run's); what is left aside is said."""
+    configured = configured_benchmark(members)
+    if not has_section(summary, configured):
+        return None
+    name = summary.benchmark
+    if dataset is None:
+        verdict.unchecked.append(
+            f"summary.json's {name} section: its figures need the dataset's gold (--dataset)"
+        )
+        return None
+    try:
+        return section_again(summary, members, dataset, configured)
+    except Exception as exc:  # a table or setting changed past reading: named, no traceback
+        verdict.problems.append(f"summary.json's {name} section cannot be computed again: {exc}")
+        return None
 
 
 def verify_bundle(
@@ -110,8 +130,7 @@ def verify_members(
     verdict = Verdict()
     _files(members, record, verdict)
     _signature(members, require_signature, verdict)
-    if dataset is not None:
-        _dataset(record, dataset, verdict)
+    same_dataset = dataset is not None and _dataset(record, dataset, verdict)
     try:
         summary = summary_of(Path("summary.json"), members["summary.json"])
     except KeyError:
@@ -120,14 +139,18 @@ def verify_members(
     except PublishError as exc:
         verdict.problems.append(str(exc))
         return verdict
+    section = _section(summary, members, dataset if same_dataset else None, verdict)
     try:
-        found, compared = differences(summary, members)
+        found, compared = differences(summary, members, section)
     except Exception as exc:  # a table changed past reading: named, never a traceback
         verdict.problems.append(f"the figures cannot be computed from the rows: {exc}")
     else:
         verdict.problems += found
         if not found:
-            verdict.held.append(f"{compared} figures of summary.json, each as its rows give it")
+            given = " and the dataset's gold" if section is not None else ""
+            verdict.held.append(
+                f"{compared} figures of summary.json, each as its rows{given} give it"
+            )
     if official_repo is not None:
         problems, held = official_check(members, summary, official_repo, dataset)
         verdict.problems += problems

@@ -1,0 +1,118 @@
+"""`lme-bench verify --dataset` on LoCoMo and BEAM bundles: their own sections of summary.json
+(LoCoMo's official F1 by category, BEAM's rubric scores by ability) computed again from the
+bundle's rows and the dataset's gold by each benchmark's own figures hook; an edited figure
+fails naming it; without the dataset the section is said to be left unchecked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lme_bench.cli import main
+from lme_bench.publish.pack import bundle_run
+from tests.benchmarks.beam.samples import write_chat, write_checkout, write_questions
+from tests.benchmarks.locomo.samples import listed_sample, write_json
+from tests.publish.runs import json_of, make_run, tampered
+from tests.publish.test_verify import _relisted
+
+
+def _verify(bundle: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(["verify", str(bundle), *extra])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+@pytest.fixture(scope="module")
+def locomo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A LoCoMo run's bundle and its dataset."""
+    folder = tmp_path_factory.mktemp("locomo")
+    data = write_json(folder / "locomo10.json", [listed_sample("conv-7"), listed_sample("conv-8")])
+    run = make_run(folder / "results", "loc", **{"dataset.path": str(data)})
+    out, _ = bundle_run(run, folder / "loc.tar.gz")
+    return out, data
+
+
+@pytest.fixture(scope="module")
+def beam(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A BEAM run's bundle (judged by the rubric judge stand-in) and its chat folder."""
+    folder = tmp_path_factory.mktemp("beam")
+    chat = write_chat(folder).parent
+    write_questions(folder)
+    config = folder / "beam.toml"
+    config.write_text(f'[judge]\nbeam_repo = "{write_checkout(folder / "checkout")}"\n')
+    run = make_run(
+        folder / "results",
+        "beam",
+        config=config,
+        **{"dataset.path": str(chat), "models.judge": "fake:rubric-judge"},
+    )
+    out, _ = bundle_run(run, folder / "beam.tar.gz")
+    return out, chat
+
+
+@pytest.mark.parametrize("which", ["locomo", "beam"])
+def test_the_benchmarks_section_is_computed_again_with_the_dataset(
+    which: str, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle, dataset = request.getfixturevalue(which)
+    code, said = _verify(bundle, capsys)
+    assert code == 0, said
+    assert f"not checked: summary.json's {which} section: its figures need the dataset" in said
+    code, said = _verify(bundle, capsys, "--dataset", str(dataset))
+    assert code == 0, said
+    assert "each as its rows and the dataset's gold give it" in said
+    assert "not checked" not in said
+
+
+def test_an_edited_locomo_f1_fails_naming_it(
+    locomo: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle, dataset = locomo
+
+    def edit(members: dict[str, bytes], overall: bool) -> None:
+        summary = json_of(members, "summary.json")
+        category = next(iter(summary["locomo"]["categories"]))
+        summary["locomo"]["categories"][category]["f1"] = 0.987
+        if overall:
+            summary["locomo"]["overall_f1"] = 0.876
+        members["summary.json"] = (json.dumps(summary, indent=2) + "\n").encode()
+        _relisted(members, "summary.json")
+
+    edited = tampered(bundle, tmp_path / "e.tar.gz", lambda m: edit(m, overall=True))
+    code, said = _verify(edited, capsys, "--dataset", str(dataset))
+    assert code == 1
+    assert "FAILED: summary.json: locomo.overall_f1 is 0.876; the rows give" in said
+    assert ".f1 is 0.987; the rows give" in said
+    # Without the dataset: the overall F1 is in the headline, so the headline names it; a
+    # category's F1 is not, and goes unseen, verify saying what it left aside.
+    code, said = _verify(edited, capsys)
+    assert code == 1 and "FAILED: summary.json: headline is" in said
+    category_only = tampered(bundle, tmp_path / "c.tar.gz", lambda m: edit(m, overall=False))
+    code, said = _verify(category_only, capsys)
+    assert code == 0 and "not checked: summary.json's locomo section" in said
+    code, said = _verify(category_only, capsys, "--dataset", str(dataset))
+    assert code == 1 and ".f1 is 0.987; the rows give" in said
+
+
+def test_an_edited_beam_score_fails_naming_it(
+    beam: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle, dataset = beam
+
+    def edit(members: dict[str, bytes]) -> None:
+        summary = json_of(members, "summary.json")
+        judge = summary["beam"]["judges"]["fake:rubric-judge"]
+        judge["mean_over_abilities"] = 0.111
+        members["summary.json"] = (json.dumps(summary, indent=2) + "\n").encode()
+        _relisted(members, "summary.json")
+
+    code, said = _verify(tampered(bundle, tmp_path / "e.tar.gz", edit), capsys, "--dataset",
+                         str(dataset))  # fmt: skip
+    assert code == 1
+    assert (
+        "FAILED: summary.json: beam.judges.fake:rubric-judge.mean_over_abilities is 0.111;"
+        " the rows give"
+    ) in said
