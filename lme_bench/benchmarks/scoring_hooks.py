@@ -28,6 +28,11 @@ through `scoring_of`, never by the benchmark's name. Each hook left out has a de
   none (the run's accuracy and retrieval figures only).
 - `longmemeval_averages: bool`: the retrieval averages are those LongMemEval's official
   printer prints (summary.json's note says so). Default: False.
+- `official_check(files, summary, repo, dataset) -> (problems, held)`: `lme-bench verify
+  --official-repo`: the benchmark's official scoring code, run unmodified from the checkout
+  `repo` on a bundle's files (`files`: name -> bytes; `summary`: its RunSummary; `dataset`:
+  the `--dataset` path or None), each of its figures beside summary.json's; the problems
+  named, and what held in words. Default: none (verify says the benchmark has no such check).
 
 A plug-in benchmark in one file defines them as methods and attributes of its class; any hook
 may also be given as `"module:attribute"` (the built-ins' are: their scorers and figures live in
@@ -170,6 +175,7 @@ class BenchmarkScoring:
     judge_cache_part: Callable[[str, Callable[[str], str]], Any] | None
     run_figures: Callable[[FiguresInput], RunFigures | None] | None
     longmemeval_averages: bool
+    official_check: Callable[..., tuple[list[str], str]] | None = None
 
 
 def resolved_hook(value: Any) -> Any:
@@ -209,6 +215,7 @@ def scoring_of(name: str, configured: str | None = None) -> BenchmarkScoring:
         judge_cache_part=resolved_hook(hook("judge_cache_part", None)),
         run_figures=resolved_hook(hook("run_figures", None)),
         longmemeval_averages=bool(hook("longmemeval_averages", False)),
+        official_check=resolved_hook(hook("official_check", None)),
     )
 
 

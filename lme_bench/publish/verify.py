@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lme_bench.benchmarks.scoring_hooks import scoring_of
 from lme_bench.dataset.shards import file_sha256, folder_sha256
 from lme_bench.publish.archive import read_members
 from lme_bench.publish.errors import PublishError
 from lme_bench.publish.figures import configured_benchmark, differences, summary_of
-from lme_bench.publish.official import official_check
 from lme_bench.publish.pack import MANIFEST, SIGNATURE
 from lme_bench.publish.sections import has_section, section_again
 from lme_bench.publish.signing import check_signature
@@ -75,6 +75,26 @@ def _dataset(record: dict[str, Any], dataset: Path, verdict: Verdict) -> bool:
         return False
     verdict.held.append(f"{dataset.name}: the run's dataset (sha256 {expected})")
     return True
+
+
+def _official(
+    summary: RunSummary,
+    members: Mapping[str, bytes],
+    repo: Path,
+    dataset: Path | None,
+    verdict: Verdict,
+) -> None:
+    """The benchmark's official code on the bundle (its `official_check` hook)."""
+    configured = configured_benchmark(members) or summary.benchmark_source
+    check = scoring_of(summary.benchmark, configured).official_check
+    if check is None:
+        verdict.problems.append(
+            f"--official-repo: {summary.benchmark} has no official check (no official_check hook)"
+        )
+        return
+    problems, held = check(members, summary, repo, dataset)
+    verdict.problems += problems
+    verdict.held += [held] if held else []
 
 
 def _section(
@@ -152,9 +172,7 @@ def verify_members(
                 f"{compared} figures of summary.json, each as its rows{given} give it"
             )
     if official_repo is not None:
-        problems, held = official_check(members, summary, official_repo, dataset)
-        verdict.problems += problems
-        verdict.held += [held] if held else []
+        _official(summary, members, official_repo, dataset, verdict)
     if further is not None:
         if verdict.problems:
             verdict.unchecked.append("--rejudge: not judged again, as the bundle does not hold")

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from lme_bench.builtin_benchmarks.longmemeval.official_printer import official_check
 from lme_bench.cli import main
 from lme_bench.dataset.loader import iter_questions
-from lme_bench.publish.official import official_check
 from lme_bench.results.run_summary import read_run_summary
 from lme_bench.run.steps import bundled_sample
 from tests.providers.fake_openai_server import serve

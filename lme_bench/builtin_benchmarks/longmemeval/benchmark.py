@@ -86,6 +86,7 @@ class LongMemEval:
     # Scoring hooks (lme_bench.benchmarks.scoring_hooks): the official judge prompt by type and
     # id, the official printer's retrieval averages, the official hypotheses and eval files.
     run_figures = "lme_bench.results.qa_scores:longmemeval_files"
+    official_check = "lme_bench.builtin_benchmarks.longmemeval.official_printer:official_check"
     longmemeval_averages = True
     longmemeval_format = True  # its files are read by LongMemEval's own loader, not split
     # Its answers files for `lme-bench score` (lme_bench.benchmarks.answers).

@@ -1,4 +1,5 @@
-"""LongMemEval's own `print_qa_metrics.py`, run unmodified from a checkout on a bundle's
+"""LongMemEval's `official_check` hook (lme_bench.benchmarks.scoring_hooks) for `lme-bench verify
+--official-repo`: its own `print_qa_metrics.py`, run unmodified from a checkout on a bundle's
 eval-results file, its printed figures beside the bundle's summary."""
 
 from __future__ import annotations
