@@ -42,12 +42,21 @@ def add_parsers(commands: Any) -> None:
     verify = commands.add_parser(
         "verify",
         help="check a bundle: every file's sha256, the signature, the dataset, its figures"
-        " from its own rows, with --official-repo LongMemEval's own printer, and with --rejudge"
+        " from its own rows, with --official-repo the benchmark's own scorer, and with --rejudge"
         " its answers judged again by its judge",
     )
     verify.add_argument("bundle", metavar="BUNDLE", help="a bundle file, or its URL")
-    verify.add_argument("--dataset", type=Path, help="the dataset file: its sha256 is checked")
-    verify.add_argument("--official-repo", type=Path, metavar="PATH", help="a LongMemEval checkout")
+    verify.add_argument(
+        "--dataset",
+        type=Path,
+        help="the dataset file or folder: its sha256 checked, the benchmark's section recomputed",
+    )
+    verify.add_argument(
+        "--official-repo",
+        type=Path,
+        metavar="PATH",
+        help="a checkout of the benchmark's official code (LongMemEval, LoCoMo, BEAM)",
+    )
     verify.add_argument("--require-signature", action="store_true", help="an unsigned bundle fails")
     verify.add_argument(
         "--rejudge",

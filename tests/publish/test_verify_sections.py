@@ -6,6 +6,7 @@ fails naming it; without the dataset the section is said to be left unchecked.""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,14 @@ from tests.benchmarks.beam.samples import write_chat, write_checkout, write_ques
 from tests.benchmarks.locomo.samples import listed_sample, write_json
 from tests.publish.runs import json_of, make_run, tampered
 from tests.publish.test_verify import _relisted
+
+
+LOCOMO_REPO = os.environ.get("LOCOMO_REPO")
+needs_locomo = pytest.mark.skipif(
+    not LOCOMO_REPO,
+    reason="set LOCOMO_REPO to a LoCoMo checkout (git clone -b code"
+    " https://github.com/snap-research/locomo)",
+)
 
 
 def _verify(bundle: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
@@ -116,3 +125,34 @@ def test_an_edited_beam_score_fails_naming_it(
         "FAILED: summary.json: beam.judges.fake:rubric-judge.mean_over_abilities is 0.111;"
         " the rows give"
     ) in said
+
+
+def _category_f1(members: dict[str, bytes]) -> None:
+    summary = json_of(members, "summary.json")
+    category = next(iter(summary["locomo"]["categories"]))
+    summary["locomo"]["categories"][category]["f1"] = 0.987
+    members["summary.json"] = (json.dumps(summary, indent=2) + "\n").encode()
+    _relisted(members, "summary.json")
+
+
+@needs_locomo
+def test_locomos_own_scorer_gives_the_bundles_f1_and_names_an_edited_one(
+    locomo: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle, _ = locomo
+    code, said = _verify(bundle, capsys, "--official-repo", str(LOCOMO_REPO))
+    assert code == 0, said
+    assert "ok: official task_eval/evaluation.py on 1 conversation files:" in said
+    assert "F1 figures equal" in said
+    edited = tampered(bundle, tmp_path / "e.tar.gz", _category_f1)
+    code, said = _verify(edited, capsys, "--official-repo", str(LOCOMO_REPO))
+    assert code == 1
+    assert ".f1 is 0.987; the official scorer gives" in said
+
+
+def test_a_folder_that_is_no_locomo_checkout_is_named(
+    locomo: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, said = _verify(locomo[0], capsys, "--official-repo", str(tmp_path))
+    assert code == 1
+    assert f"FAILED: {tmp_path}: not a LoCoMo checkout (no task_eval/evaluation.py)" in said

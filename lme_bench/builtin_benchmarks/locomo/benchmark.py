@@ -112,6 +112,7 @@ class Locomo:
     judge_input = "lme_bench.builtin_benchmarks.locomo.judging:judge_input"
     judge_cache_part = "lme_bench.builtin_benchmarks.locomo.judging:judge_cache_part"
     run_figures = "lme_bench.builtin_benchmarks.locomo.report:run_figures"
+    official_check = "lme_bench.builtin_benchmarks.locomo.official_check:official_check"
     # Report hooks (lme_bench.benchmarks.report_hooks): its report, compare, history sections.
     report_hooks = "lme_bench.builtin_benchmarks.locomo.report_hooks:HOOKS"
     # Its session dates (`1:56 pm on 8 May, 2023`), as memories and the reader get them.
