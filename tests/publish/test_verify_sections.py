@@ -18,7 +18,6 @@ from tests.benchmarks.locomo.samples import listed_sample, write_json
 from tests.publish.runs import json_of, make_run, tampered
 from tests.publish.test_verify import _relisted
 
-
 LOCOMO_REPO = os.environ.get("LOCOMO_REPO")
 needs_locomo = pytest.mark.skipif(
     not LOCOMO_REPO,
