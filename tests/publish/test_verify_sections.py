@@ -26,6 +26,13 @@ needs_locomo = pytest.mark.skipif(
 )
 
 
+BEAM_REPO = os.environ.get("BEAM_REPO")
+needs_beam = pytest.mark.skipif(
+    not BEAM_REPO,
+    reason="set BEAM_REPO to a BEAM checkout (git clone https://github.com/mohammadtavakoli78/BEAM)",
+)
+
+
 def _verify(bundle: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
     capsys.readouterr()
     code = main(["verify", str(bundle), *extra])
@@ -155,3 +162,52 @@ def test_a_folder_that_is_no_locomo_checkout_is_named(
     code, said = _verify(locomo[0], capsys, "--official-repo", str(tmp_path))
     assert code == 1
     assert f"FAILED: {tmp_path}: not a LoCoMo checkout (no task_eval/evaluation.py)" in said
+
+
+@needs_beam
+def test_beams_own_report_wants_whole_chats(
+    beam: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, said = _verify(beam[0], capsys, "--official-repo", str(BEAM_REPO))
+    assert code == 1
+    assert "reports the 10 abilities in each chat; the bundle's chats hold 3" in said
+
+
+@needs_beam
+@pytest.mark.slow
+def test_beams_own_report_gives_the_bundles_means_and_names_an_edited_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a real chat of the checkout (100K chat 1, its 20 questions, every ability)."""
+    chat = Path(str(BEAM_REPO)) / "chats" / "100K" / "1"
+    config = tmp_path / "beam.toml"
+    config.write_text(f'[judge]\nbeam_repo = "{BEAM_REPO}"\n')
+    run = make_run(tmp_path / "results", "beam", limit=20, config=config,
+                   **{"dataset.path": str(chat), "models.judge": "fake:rubric-judge"})  # fmt: skip
+    bundle, _ = bundle_run(run, tmp_path / "beam.tar.gz")
+    code, said = _verify(bundle, capsys, "--official-repo", str(BEAM_REPO))
+    assert code == 0, said
+    assert "ok: official src/evaluation/report_results.py on 1 chats: 10 means per ability" in said
+
+    def edit(members: dict[str, bytes]) -> None:
+        summary = json_of(members, "summary.json")
+        tier = summary["beam"]["judges"]["fake:rubric-judge"]["tiers"]["100K"]
+        tier["abilities"]["summarization"] = 0.321
+        members["summary.json"] = (json.dumps(summary, indent=2) + "\n").encode()
+        _relisted(members, "summary.json")
+
+    edited = tampered(bundle, tmp_path / "e.tar.gz", edit)
+    code, said = _verify(edited, capsys, "--official-repo", str(BEAM_REPO))
+    assert code == 1
+    assert (
+        "beam.judges.fake:rubric-judge.tiers.100K.abilities.summarization is 0.321; the official"
+        " report gives"
+    ) in said
+
+
+def test_a_folder_that_is_no_beam_checkout_is_named(
+    beam: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, said = _verify(beam[0], capsys, "--official-repo", str(tmp_path))
+    assert code == 1
+    assert f"FAILED: {tmp_path}: not a BEAM checkout (no src/evaluation/report_results.py)" in said

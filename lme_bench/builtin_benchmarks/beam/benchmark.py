@@ -136,6 +136,7 @@ class Beam:
     # (no yes/no verdict); its figures per ability, with the answers file its evaluator reads.
     own_judge = "lme_bench.builtin_benchmarks.beam.judge_stage:RUBRIC_JUDGE"
     run_figures = "lme_bench.builtin_benchmarks.beam.report:run_figures"
+    official_check = "lme_bench.builtin_benchmarks.beam.official_check:official_check"
     # Report hooks (lme_bench.benchmarks.report_hooks): its report, compare, history sections.
     report_hooks = "lme_bench.builtin_benchmarks.beam.report_hooks:HOOKS"
     # Its answers files for `lme-bench score` (lme_bench.benchmarks.answers).
