@@ -61,6 +61,9 @@ class AnswersFormat:
     metrics instead of a judge. None: answers, judged."""
     fallback: bool = False
     """Tried after every other format (a JSON-lines format that takes what others do not)."""
+    run_file: str | None = None
+    """The file in this format a run of the benchmark writes its answers to (what `verify
+    --rejudge` judges again from a bundle); None: a run writes none in one file."""
 
 
 def text_field(item: dict[str, Any], name: str, place: str) -> str:

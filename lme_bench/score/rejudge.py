@@ -1,14 +1,17 @@
 """`lme-bench verify BUNDLE --rejudge`: the bundle's answers judged again by the bundle's own
-judge, verdict by verdict against its eval-results files.
+judge, verdict by verdict against its scores.parquet (the verdicts its eval-results files
+hold).
 
 The judge is the one the bundle records: its model ([models] judge, [judge] second_model as the
 run had them), its prompts (version and template digests) and its request shape (family,
 endpoint, body without the prompt). Provider endpoints and keys come from `--config` and the
 environment, as for `lme-bench score`; a judge set up here other than the bundle's is named and
-nothing is sent. The answers (`hypotheses.jsonl`) are judged by the `score` path
-(lme_bench.score.scoring.score_file: the run's judge code, its retries, `[limits] judge`, the
-provider's limits, `[judge] batch`), once each: an eval-results file holds each question's
-first verdict only, so repeats are not judged again.
+nothing is sent. The answers (the file a run of the benchmark writes in a format `score`
+reads, its `run_file`: LongMemEval's `hypotheses.jsonl`, LoCoMo's `locomo_predictions.json`)
+are judged by the `score` path (lme_bench.score.scoring.score_file: the run's judge code, its
+retries, `[limits] judge`, the provider's limits, `[judge] batch`), once each: each question's
+first verdict (repeat 0) is compared, as an eval-results file holds it. A benchmark scored by a
+judge of its own (BEAM's rubric scores, no yes/no verdict) is not judged again.
 
 Per LLM judge the verdicts are paired by question id, the bundle's as the reference: agreement
 (count, fraction), Cohen's κ, both accuracies over the paired questions and the ids whose
@@ -25,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.benchmarks.answers import ScoreInputError
+from lme_bench.benchmarks.scoring_hooks import scoring_of
 from lme_bench.config.settings import Settings, load_settings
-from lme_bench.judge.calibration.reference import read_eval_results
 from lme_bench.judge.family_requests import judge_request_shapes
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.metrics.judge_agreement import (
@@ -39,13 +42,15 @@ from lme_bench.metrics.judge_agreement import (
 )
 from lme_bench.publish.commands import DEFAULT_MIN_AGREEMENT
 from lme_bench.publish.errors import PublishError
+from lme_bench.publish.figures import configured_benchmark
 from lme_bench.publish.verify import Check
-from lme_bench.results.qa_scores import eval_results_name
+from lme_bench.results.readback import read_scores
 from lme_bench.results.run_summary import RunSummary
+from lme_bench.score.formats import known_formats
 from lme_bench.score.scoring import score_file
 
 LISTED_AT_MOST = 20  # differing question ids named in a line
-HYPOTHESES = "hypotheses.jsonl"
+SCORES = "scores.parquet"  # the verdicts, bundled and judged again
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,15 +162,16 @@ def same_judge_problems(record: dict[str, Any], settings: Settings) -> list[str]
     return problems
 
 
-def _labels(path: Path) -> dict[str, bool]:
-    return {v.question_id: v.label for v in read_eval_results(path).verdicts}
-
-
-def _rejudged_labels(path: Path) -> dict[str, bool]:
-    """The rejudge's verdicts: none where every call failed (no file, or an empty one)."""
-    if not path.is_file() or not path.read_text(encoding="utf-8").strip():
+def _labels(scores: Path, judge: str) -> dict[str, bool]:
+    """Each question's verdict by `judge` (its first repeat) in a scores table; none where
+    every call failed (no table, or no verdict)."""
+    if not scores.is_file():
         return {}
-    return _labels(path)
+    return {
+        r.question_id: r.label
+        for r in read_scores(scores)
+        if r.judge == judge and r.repeat == 0 and r.label is not None
+    }
 
 
 def _compare(
@@ -189,14 +195,24 @@ def _compare(
     return f"judged again by {name}: {found.figures()}", True
 
 
-def _bundled_labels(members: Mapping[str, bytes], name: str, folder: Path) -> dict[str, bool]:
-    """The verdicts of the bundle's eval-results file `name`; one error naming it."""
-    path = folder / name
-    path.write_bytes(members[name])
+def _bundled_labels(members: Mapping[str, bytes], judge: str, folder: Path) -> dict[str, bool]:
+    """The verdicts of `judge` in the bundle's scores.parquet; one error naming it."""
+    path = folder / SCORES
+    path.write_bytes(members[SCORES])
     try:
-        return _labels(path)
-    except ValueError as exc:  # named as the bundle holds it, not by the scratch folder
-        raise PublishError(str(exc).replace(str(path), name)) from None
+        return _labels(path, judge)
+    except Exception as exc:  # named as the bundle holds it, not by the scratch folder
+        raise PublishError(f"{SCORES}: cannot be read: {exc}") from None
+
+
+def answers_file_of(members: Mapping[str, bytes], summary: RunSummary) -> str | None:
+    """The bundle's answers file in a format of its benchmark that `score` reads."""
+    configured = configured_benchmark(members) or summary.benchmark_source
+    for known in known_formats(configured):
+        run_file = known.format.run_file
+        if known.benchmark == summary.benchmark and run_file is not None and run_file in members:
+            return run_file
+    return None
 
 
 def rejudge(
@@ -208,40 +224,45 @@ def rejudge(
     min_agreement: float = DEFAULT_MIN_AGREEMENT,
 ) -> tuple[list[str], list[str]]:
     """(problems, what holds) of judging the bundle's answers again."""
-    if summary.benchmark != "longmemeval":
+    configured = configured_benchmark(members) or summary.benchmark_source
+    if scoring_of(summary.benchmark, configured).own_judge is not None:
         return [
-            f"--rejudge: the bundle is a {summary.benchmark} run; judging again covers LongMemEval"
-            " bundles (hypotheses.jsonl and their eval-results files)"
+            f"--rejudge: {summary.benchmark}'s answers are scored by a judge of its own, not by"
+            " yes/no verdicts; judging again compares verdicts"
         ], []
     judges = llm_judges(record)
     if not judges:
         return ["--rejudge: the bundle records no LLM judge: there are no verdicts to judge"], []
-    names = {j: eval_results_name(j) for j in judges}
-    absent = [n for n in (HYPOTHESES, *names.values()) if n not in members]
-    if absent:
-        return [f"{n}: not in the bundle; --rejudge needs it" for n in absent], []
+    answers_name = answers_file_of(members, summary)
+    if answers_name is None:
+        return [
+            f"--rejudge: the bundle holds no answers file of {summary.benchmark} that"
+            " `lme-bench score` reads"
+        ], []
+    if SCORES not in members:
+        return [f"{SCORES}: not in the bundle; --rejudge needs it"], []
     settings = rejudge_settings(load_settings(config), judges)
     problems = same_judge_problems(record, settings)
     if problems:
         return problems, []
     with tempfile.TemporaryDirectory(prefix="lme-rejudge-") as scratch:
         folder = Path(scratch)
-        answers = folder / "answers" / HYPOTHESES
+        answers = folder / "answers" / answers_name
         answers.parent.mkdir()
-        answers.write_bytes(members[HYPOTHESES])
+        answers.write_bytes(members[answers_name])
         try:
             scored = score_file(answers, dataset, settings, folder / "rejudged")
         except ScoreInputError as exc:  # the bundle's file named as it holds it
-            raise PublishError(str(exc).replace(str(answers), HYPOTHESES)) from None
+            raise PublishError(str(exc).replace(str(answers), answers_name)) from None
         held: list[str] = []
         if scored.failed:
             shown = ", ".join(scored.failed[:LISTED_AT_MOST])
             problems.append(
                 f"--rejudge: judging failed for {len(scored.failed)} question(s): {shown}"
             )
-        for judge, name in names.items():
-            theirs = _bundled_labels(members, name, answers.parent)
-            ours = _rejudged_labels(scored.report.run_dir / name)
+        for judge in judges:
+            theirs = _bundled_labels(members, judge, answers.parent)
+            ours = _labels(scored.report.run_dir / SCORES, judge)
             line, holds = _compare(judge, theirs, ours, min_agreement)
             (held if holds else problems).append(line)
     return problems, held

@@ -211,3 +211,22 @@ def test_a_folder_that_is_no_beam_checkout_is_named(
     code, said = _verify(beam[0], capsys, "--official-repo", str(tmp_path))
     assert code == 1
     assert f"FAILED: {tmp_path}: not a BEAM checkout (no src/evaluation/report_results.py)" in said
+
+
+def test_a_locomo_bundles_verdicts_are_judged_again_from_its_predictions(
+    locomo: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle, dataset = locomo
+    code, said = _verify(bundle, capsys, "--dataset", str(dataset), "--rejudge",
+                         "--min-agreement", "1")  # fmt: skip
+    assert code == 0, said
+    assert "ok: judged again by fake:match-judge: 4 of 4 verdicts agree (100.0%)" in said
+
+
+def test_a_beam_bundle_is_not_judged_again_saying_why(
+    beam: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle, dataset = beam
+    code, said = _verify(bundle, capsys, "--dataset", str(dataset), "--rejudge")
+    assert code == 1
+    assert "beam's answers are scored by a judge of its own, not by yes/no verdicts" in said

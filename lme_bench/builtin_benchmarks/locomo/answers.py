@@ -96,4 +96,5 @@ PREDICTIONS = AnswersFormat(
     words="LoCoMo predictions",
     recognises=lambda whole, first: is_locomo(whole),
     read=read_locomo,
+    run_file="locomo_predictions.json",
 )

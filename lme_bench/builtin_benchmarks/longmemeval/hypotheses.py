@@ -66,5 +66,6 @@ HYPOTHESES_FORMAT = AnswersFormat(
     words="a LongMemEval hypotheses file",
     recognises=lambda whole, first: not isinstance(whole, list),
     read=read_hypotheses,
+    run_file="hypotheses.jsonl",
     fallback=True,  # any JSON-lines file no other format takes: its errors name the lines
 )
