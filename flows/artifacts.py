@@ -19,9 +19,9 @@ from prefect.artifacts import (
 
 from lme_bench.report.run_report import RunReport
 from lme_bench.report.ui_markdown import (
-    QA_TABLE_NOTE,
     compare_markdown,
     judges_words,
+    qa_artifact_words,
     qa_table,
     report_markdown,
     retrieval_table,
@@ -138,12 +138,8 @@ def publish_report(report: RunReport, link_base: str | None = None) -> None:
             table=qa_table(report.summary["qa"]),
             key="qa-scores",
             description=(
-                "LLM-judge accuracy by LoCoMo category, not the official LoCoMo metric (its F1"
-                f" is in run-summary); {QA_TABLE_NOTE}; {judges_words(report.summary['qa'])};"
+                f"{qa_artifact_words(report.summary)}; {judges_words(report.summary['qa'])};"
                 f" {where}"
-                if report.summary.get("locomo")
-                else f"QA accuracy by question type; {QA_TABLE_NOTE};"
-                f" {judges_words(report.summary['qa'])}; {where}"
             ),
         )
     create_markdown_artifact(

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from lme_bench.benchmarks.report_hooks import DEFAULT_BENCHMARK, report_hooks_of
 from lme_bench.report.cost import cost_markdown
 from lme_bench.report.figure_rows import (
     RETRIEVAL_HEADER,
@@ -33,8 +34,11 @@ RESULT_FILES = (
     "scores.parquet",
     "memory_excerpts.json",
     "hypotheses.jsonl",
-    "locomo_predictions.json",
 )
+
+
+def _files(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file()]
 
 
 QA_TABLE_NOTE = (
@@ -62,6 +66,21 @@ def qa_table(qa: dict[str, Any]) -> list[dict[str, str]]:
                 }
             )
     return rows
+
+
+def qa_artifact_words(summary: dict[str, Any]) -> str:
+    """What the UI's QA table shows: the verdicts' accuracy by question type, and when the
+    benchmark's own section is there and says the verdicts are not its official metric
+    (its report hooks' `verdicts_caveat`), that caveat."""
+    benchmark = summary.get("benchmark", DEFAULT_BENCHMARK)
+    hooks = report_hooks_of(benchmark, summary.get("benchmark_source"))
+    caveat = hooks.verdicts_caveat if summary.get(benchmark) else None
+    if caveat:
+        return (
+            f"LLM-judge accuracy by question type, {caveat} (its official figures are in"
+            f" run-summary); {QA_TABLE_NOTE}"
+        )
+    return f"QA accuracy by question type; {QA_TABLE_NOTE}"
 
 
 def judges_words(qa: dict[str, Any]) -> str:
@@ -129,12 +148,10 @@ def report_markdown(report: RunReport, link_base: str | None = None) -> str:
     page), then cost and links to every file
     the run wrote (under `link_base` when set, see `file_link`)."""
     names = [n for n in RESULT_FILES if (report.run_dir / n).is_file()]
-    names += sorted(p.name for p in report.run_dir.glob("hypotheses.jsonl.eval-results-*"))
-    names += sorted(
-        str(p.relative_to(report.run_dir)) for p in report.run_dir.glob("beam/*/*/*.json")
-    )
-    names += sorted(
-        str(p.relative_to(report.run_dir)) for p in report.run_dir.glob("locomo/*.json")
+    names += sorted(  # the rest: the benchmark's official files (eval-results, exports)
+        name
+        for name in (p.relative_to(report.run_dir).as_posix() for p in _files(report.run_dir))
+        if name not in names and not any(part.startswith(".") for part in name.split("/"))
     )
     results_dir = report.run_dir.parent
     links = [

@@ -68,3 +68,14 @@ def test_retrieval_summary_is_labelled_and_rounded_as_in_report_html(tmp_path: P
         cells = [five["question type"], five["questions"]]
         cells += [five[m] for m in list(five)[3:]] + [ten[m] for m in list(ten)[3:]]
         assert "<tr>" + _html_cells(cells) + "</tr>" in page, (five, ten)
+
+
+def test_the_qa_artifact_says_a_benchmarks_caveat_from_its_report_hooks() -> None:
+    from lme_bench.report.ui_markdown import qa_artifact_words
+
+    locomo = qa_artifact_words({"benchmark": "locomo", "locomo": {"overall_f1": 0.5}})
+    assert locomo.startswith("LLM-judge accuracy by question type, not the official LoCoMo")
+    assert "(its official figures are in run-summary)" in locomo
+    # No section of its own (no F1 was scored): the verdicts are what the table shows.
+    assert qa_artifact_words({"benchmark": "locomo"}).startswith("QA accuracy by question type")
+    assert qa_artifact_words({"benchmark": "longmemeval"}).startswith("QA accuracy by question")
