@@ -723,14 +723,18 @@ def main(argv: list[str] | None = None, flows: FlowLoader = _no_flow) -> int:
             from lme_bench.score.command import score_command
 
             return score_command(args)
-        if args.command in ("bundle", "verify", "leaderboard"):
+        if args.command in ("bundle", "verify", "leaderboard", "export"):
             from lme_bench.publish import commands as publish
 
             if args.command == "verify" and args.rejudge:  # it judges: the score layer's
                 from lme_bench.score.rejudge import rejudge_check
 
                 return publish.verify_command(args, rejudge_check)
-            chosen = {"bundle": publish.bundle_command, "verify": publish.verify_command}
+            chosen = {
+                "bundle": publish.bundle_command,
+                "verify": publish.verify_command,
+                "export": publish.export_command,
+            }
             return chosen.get(args.command, publish.leaderboard_command)(args)
         return _generate(args)
     except (ConfigError, DatasetError, ScoreInputError, CompareError, RerunError) as exc:

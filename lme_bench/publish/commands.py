@@ -78,6 +78,7 @@ def add_parsers(commands: Any) -> None:
         help=f"--rejudge: the least share of verdicts that must agree (default"
         f" {DEFAULT_MIN_AGREEMENT})",
     )
+    _export_parser(commands)
     board = commands.add_parser(
         "leaderboard",
         help="a static site of a folder of bundles: a table per benchmark, dataset and judge,"
@@ -91,6 +92,40 @@ def add_parsers(commands: Any) -> None:
         "--require-verified",
         action="store_true",
         help="exit 1 when a bundle is not verified or not readable (the site is written still)",
+    )
+
+
+def _export_parser(commands: Any) -> None:
+    export = commands.add_parser(
+        "export",
+        help="write a finished run in another record format: --eee, the Every Eval Ever schema"
+        " (an aggregate log and its per-question samples)",
+    )
+    export.add_argument(
+        "run",
+        metavar="RUN",
+        help="a run id under --results-dir, a run folder, or a run's URL (s3://bucket/runs/RUN)",
+    )
+    export.add_argument(
+        "--results-dir", default="results", help="folder of run folders, or a results URL"
+    )
+    formats = export.add_mutually_exclusive_group(required=True)
+    formats.add_argument(
+        "--eee",
+        action="store_true",
+        help="Every Eval Ever 0.3.0: DIR/data/BENCHMARK/BACKEND/READER/UUID.json and"
+        " UUID_samples.jsonl",
+    )
+    export.add_argument("--out", type=Path, required=True, metavar="DIR", help="where data/ goes")
+    export.add_argument(
+        "--organization",
+        default="unknown",
+        help="source_organization_name: who ran the evaluation (default: unknown)",
+    )
+    export.add_argument(
+        "--first-party",
+        action="store_true",
+        help="the memory system's own developers ran it (default: third party)",
     )
 
 
@@ -169,6 +204,21 @@ def bundle_command(args: argparse.Namespace) -> int:
         return _error(str(exc))
     signed = " (signed)" if args.sign else " (unsigned)"
     print(f"wrote {out}: {len(record['files'])} files of run {record['run_id']}{signed}")
+    return 0
+
+
+def export_command(args: argparse.Namespace) -> int:
+    from lme_bench.publish.eee import export_eee
+    from lme_bench.results.atomic import ResultsWriteError
+    from lme_bench.results.store import StorageError
+
+    try:
+        run_dir = _run_folder(args.run, args.results_dir)
+        done = export_eee(run_dir, args.out, args.organization, args.first_party)
+    except (PublishError, StorageError, ResultsWriteError) as exc:
+        return _error(str(exc))
+    print(f"wrote {done.aggregate}: {done.results} evaluation results")
+    print(f"wrote {done.samples}: {done.rows} rows (a question and a judge each)")
     return 0
 
 
