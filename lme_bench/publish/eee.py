@@ -157,7 +157,11 @@ def _verdict(row: ScoreRow) -> tuple[float, bool]:
 
 
 def _sample(
-    row: ScoreRow, hypothesis: HypothesisRow | None, ids: tuple[str, str], benchmark: str
+    row: ScoreRow,
+    hypothesis: HypothesisRow | None,
+    ids: tuple[str, str],
+    benchmark: str,
+    result_ids: set[str],
 ) -> dict[str, Any]:
     evaluation_id, model_id = ids
     score, correct = _verdict(row)
@@ -166,8 +170,7 @@ def _sample(
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": evaluation_id,
         "model_id": model_id,
-        "evaluation_name": qa_evaluation_name(benchmark, QA_GROUPS[0][1]),
-        "evaluation_result_id": qa_result_id(row.judge, QA_GROUPS[0][0]),
+        "evaluation_name": f"{benchmark} answers judged by {row.judge}",
         "sample_id": row.question_id,
         "interaction_type": "single_turn",
         "input": {"raw": f"question {row.question_id}", "reference": []},
@@ -194,6 +197,10 @@ def _sample(
             }
         ),
     }
+    overall = qa_result_id(row.judge, QA_GROUPS[0][0])
+    if overall in result_ids:  # a graded judge's figures are the benchmark's section instead
+        line["evaluation_name"] = qa_evaluation_name(benchmark, QA_GROUPS[0][1])
+        line["evaluation_result_id"] = overall
     if hypothesis is not None:
         line["token_usage"] = {
             "input_tokens": hypothesis.input_tokens,
@@ -238,8 +245,11 @@ def export_eee(
     folder = _folder(summary.benchmark, model["id"])
     evaluation_id = f"{summary.benchmark}/{model['id']}/{manifest.get('run_id')}"
     by_question = {h.question_id: h for h in hypotheses}
+    results = evaluation_results(summary, _source_data(summary, manifest))
+    result_ids = {r["evaluation_result_id"] for r in results}
+    ids = (evaluation_id, model["id"])
     lines = [
-        _sample(s, by_question.get(s.question_id), (evaluation_id, model["id"]), summary.benchmark)
+        _sample(s, by_question.get(s.question_id), ids, summary.benchmark, result_ids)
         for s in scores
     ]
     found = sensitive(run_dir, manifest)
@@ -248,7 +258,6 @@ def export_eee(
     )
     samples_path = folder / f"{record_id}_samples.jsonl"
     _checked(samples_text, str(samples_path), found)
-    results = evaluation_results(summary, _source_data(summary, manifest))
     log = {
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": evaluation_id,

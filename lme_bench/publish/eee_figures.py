@@ -20,7 +20,9 @@ QA_GROUPS = (
     ("task_averaged", "task-averaged"),
     ("abstention", "abstention"),
 )
-_SCORE_KEY = re.compile(r"(accuracy|f1|recall|mean|score)", re.I)
+# A key naming a score, as a word of it: "overall_f1", "recall_any@5", "mean_over_abilities",
+# not a count such as "undefined_scores".
+_SCORE_KEY = re.compile(r"(^|_)(accuracy|f1|recall|mean|score)(_|@|$)", re.I)
 _AT_K = re.compile(r"@(\d+)$")
 
 
@@ -169,7 +171,9 @@ def _section_results(summary: RunSummary, source: dict[str, Any]) -> Iterator[Re
     for section_name, section in summary.sections().items():
         for path, parent in _section_scores(section, ()):
             leaf = path[-1]
-            n = next((parent[k] for k in ("n", "count") if _is_number(parent.get(k))), None)
+            n = next(
+                (parent[k] for k in ("n", "count", "judged") if _is_number(parent.get(k))), None
+            )
             if n is None and _is_number(section.get("questions")):
                 n = section["questions"]
             where = " ".join(path[:-1]) or "all questions"

@@ -19,6 +19,7 @@ from lme_bench.cli import main
 from lme_bench.publish.scrub import sensitive
 from lme_bench.results.qa_tables import hypotheses_table
 from lme_bench.results.readback import read_hypotheses, read_scores
+from tests.benchmarks.beam.samples import write_chat, write_checkout, write_questions
 from tests.benchmarks.locomo.samples import listed_sample, write_json
 from tests.publish.runs import make_run
 
@@ -35,6 +36,22 @@ def locomo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("eee-locomo")
     data = write_json(folder / "locomo10.json", [listed_sample("conv-7"), listed_sample("conv-8")])
     return make_run(folder / "results", "loc", **{"dataset.path": str(data)})
+
+
+@pytest.fixture(scope="module")
+def beam_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A BEAM run judged by the rubric judge stand-in (graded scores)."""
+    folder = tmp_path_factory.mktemp("eee-beam")
+    chat = write_chat(folder).parent
+    write_questions(folder)
+    config = folder / "beam.toml"
+    config.write_text(f'[judge]\nbeam_repo = "{write_checkout(folder / "checkout")}"\n')
+    return make_run(
+        folder / "results",
+        "beam",
+        config=config,
+        **{"dataset.path": str(chat), "models.judge": "fake:rubric-judge"},
+    )
 
 
 def _export(run: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> list[Path]:
@@ -190,6 +207,40 @@ def test_a_benchmarks_own_figures_are_results(
     assert aggregate.relative_to(tmp_path / "out").parts[1] == "locomo"
 
 
+def test_a_graded_judges_scores_are_the_samples_scores(
+    beam_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _export(beam_run, tmp_path / "out", capsys)
+    aggregate, samples = _files(tmp_path / "out")
+    results = _by_id(json.loads(aggregate.read_text()))
+    section = json.loads((beam_run / "summary.json").read_text())["beam"]
+    mapped = 0
+    for judge, figures in section["judges"].items():
+        for ability, row in figures["abilities"].items():
+            if row["score"] is not None:
+                result = results[f"beam/judges/{judge}/abilities/{ability}/score"]
+                assert result["score_details"]["score"] == row["score"]
+                assert result["score_details"]["uncertainty"]["num_samples"] == row["judged"]
+                mapped += 1
+        overall = results[f"beam/judges/{judge}/mean_over_abilities"]
+        assert overall["score_details"]["score"] == figures["mean_over_abilities"]
+    assert mapped
+    assert not any(i.endswith("undefined_scores") for i in results)  # a count, not a score
+    graded = {
+        (s.question_id, s.judge): s.score
+        for s in read_scores(beam_run / "scores.parquet")
+        if s.repeat == 0 and s.score is not None
+    }
+    lines = [json.loads(line) for line in samples.read_text().splitlines()]
+    scored = [ln for ln in lines if (ln["sample_id"], ln["metadata"]["judge"]) in graded]
+    assert scored
+    for line in scored:
+        assert "evaluation_result_id" not in line  # no QA accuracy of a graded judge
+        score = graded[(line["sample_id"], line["metadata"]["judge"])]
+        assert line["evaluation"]["score"] == score
+        assert line["evaluation"]["is_correct"] is (score >= 1.0)
+
+
 # The schema's own validator, installed from PyPI into a Python 3.12 of its own (it needs 3.12
 # and dependencies lme-bench does not pin), kept between runs.
 
@@ -231,7 +282,7 @@ def _validator_venv() -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("which", ["sample_run", "locomo_run"])
+@pytest.mark.parametrize("which", ["sample_run", "locomo_run", "beam_run"])
 def test_the_schemas_validator_passes_the_record_clean(
     which: str, request: pytest.FixtureRequest, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
