@@ -19,9 +19,13 @@ from lme_bench.cli import main
 from lme_bench.publish.scrub import sensitive
 from lme_bench.results.qa_tables import hypotheses_table
 from lme_bench.results.readback import read_hypotheses, read_scores
+from lme_bench.results.store import RunStore
 from tests.benchmarks.beam.samples import write_chat, write_checkout, write_questions
 from tests.benchmarks.locomo.samples import listed_sample, write_json
-from tests.publish.runs import make_run
+from tests.publish.runs import copy_run, make_run
+from tests.s3_server import s3_bucket, s3_server
+
+__all__ = ["s3_bucket", "s3_server"]
 
 EEE_VERSION = "0.3.0"
 
@@ -166,6 +170,30 @@ def test_a_secret_in_an_answer_stops_the_export(
     assert code == 2
     assert "the value of the secret OPENAI_API_KEY" in capsys.readouterr().err
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").rglob("*.json*"))
+
+
+def test_a_run_at_a_results_url_is_exported_as_the_same_record(
+    sample_run: Path,
+    s3_bucket: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    RunStore(f"s3://{s3_bucket}/runs").child("pub").publish_folder(copy_run(sample_run, tmp_path))
+    _export(sample_run, tmp_path / "local", capsys)
+    url = f"s3://{s3_bucket}/runs/pub"
+    assert main(["export", url, "--eee", "--out", str(tmp_path / "remote")]) == 0
+    local, remote = (_files(tmp_path / name) for name in ("local", "remote"))
+    assert [p.relative_to(tmp_path / "local") for p in local] == [
+        p.relative_to(tmp_path / "remote") for p in remote
+    ]
+    assert remote[1].read_bytes() == local[1].read_bytes()  # the samples, byte for byte
+    figures = [_by_id(json.loads(files[0].read_text())) for files in (local, remote)]
+    assert {k: r["score_details"] for k, r in figures[0].items()} == {
+        k: r["score_details"] for k, r in figures[1].items()
+    }
 
 
 def test_a_folder_that_is_no_finished_run_is_named(
