@@ -261,7 +261,6 @@ def export_eee(
     log = {
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": evaluation_id,
-        "evaluation_timestamp": manifest.get("started_at"),
         "retrieved_timestamp": str(int(time.time())),
         "source_metadata": {
             "source_name": f"lme-bench run {manifest.get('run_id')}",
@@ -293,6 +292,8 @@ def export_eee(
             "total_rows": len(lines),
         },
     }
+    if manifest.get("started_at"):
+        log["evaluation_timestamp"] = str(manifest["started_at"])
     aggregate_path = folder / f"{record_id}.json"
     log_text = json.dumps(scrub_json(log, found), indent=2, ensure_ascii=False) + "\n"
     _checked(log_text, str(aggregate_path), found)
