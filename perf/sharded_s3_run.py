@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -241,28 +242,40 @@ def _round(
     index: int, args: argparse.Namespace, data: Path, tmp: Path, envs: dict[str, dict[str, str]],
     seen: set[Any],
 ) -> dict[str, Any]:  # fmt: skip
+    """One round: the run on local disk, in one process on S3, and sharded on S3."""
     run_id = f"s{args.questions}-round-{index}"
     url = f"s3://{BUCKET}/round-{index}"
-    local = tmp / f"local-{index}"
+    local, single = tmp / f"local-{index}", tmp / f"single-{index}"
     request = {"config": "configs/default.toml", "dataset": str(data), "run_id": run_id}
     local_request = request | {"results_dir": str(local / "results"),
                                "overrides": {"cache.storage": str(local / "cache")}}  # fmt: skip
+    single_request = request | {"results_dir": f"{url}/single/runs",
+                                "overrides": {"cache.storage": f"{url}/single/cache"}}  # fmt: skip
     sharded_request = request | {
         "results_dir": f"{url}/runs", "shards": 2, "shard_deployment": "benchmark/shard",
         "shard_queues": list(QUEUES), "overrides": {"cache.storage": f"{url}/cache"},
     }  # fmt: skip
     local_env = _own_folders(envs["base"], local) | {"LME_RUN__WORK_DIR": ""}
+    single_env = _own_folders(envs["base"], single)
     row: dict[str, Any] = {"round": index + 1, "run_id": run_id, "url": url}
-    order = ("local", "sharded") if index % 2 == 0 else ("sharded", "local")
+    order = ("local", "s3", "sharded") if index % 2 == 0 else ("sharded", "s3", "local")
     for which in order:
         if which == "local":
             row["local_s"], row["local_process_s"] = _local_run(local_request, local_env, local)
-            print(f"round {index + 1}, local: {row['local_s']:.1f} s", flush=True)
+            seconds = row["local_s"]
+        elif which == "s3":
+            row["s3_s"], row["s3_process_s"] = _local_run(single_request, single_env, single)
+            seconds = row["s3_s"]
         else:
             row["sharded"] = _sharded_run(sharded_request, tmp / "logs", seen, args.timeout)
-            print(f"round {index + 1}, sharded on S3: {row['sharded'].wall_s:.1f} s", flush=True)
+            seconds = row["sharded"].wall_s
+        print(f"round {index + 1}, {which}: {seconds:.1f} s (load {_load()})", flush=True)
     row["request"], row["local_dir"] = sharded_request, local / "results" / run_id
     return row
+
+
+def _load() -> str:
+    return " ".join(f"{n:.1f}" for n in os.getloadavg())
 
 
 def main() -> None:
@@ -271,6 +284,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=7200, help="seconds a run may take")
     parser.add_argument("--data-dir", type=Path, default=ROOT / "perf" / "data")
+    parser.add_argument("--keep", type=Path, help="copy the workers' logs here at the end")
     args = parser.parse_args()
     data = (args.data_dir / f"lme_s_{args.questions}_seed0.json").resolve()
     if not data.exists():
@@ -308,6 +322,9 @@ def main() -> None:
             pulled = pull_run(f"{last['url']}/runs", tmp / "pulled", last["run_id"])
             assert pulled is not None
             failures += [f"compared: {p}" for p in _compare(last["local_dir"], pulled)]
+            single = pull_run(f"{last['url']}/single/runs", tmp / "pulled-single", last["run_id"])
+            assert single is not None
+            failures += [f"one process compared: {p}" for p in _compare(last["local_dir"], single)]
             first: Sharded = last["sharded"]
             placed = first.submitted
             if sorted(placed.values()) != sorted(WORKERS):
@@ -330,6 +347,8 @@ def main() -> None:
             s3.kill()
             s3.wait()
         folders = {w: _folder_report(tmp / w) for w in WORKERS}
+        if args.keep:
+            shutil.copytree(tmp / "logs", args.keep, dirs_exist_ok=True)
     for worker in ("worker-a", "worker-b"):
         if folders[worker][1]:
             failures.append(f"{worker} kept {folders[worker][1]}")
@@ -343,16 +362,22 @@ def _print(
     folders: dict[str, tuple[list[str], list[str]]], failures: list[str],
 ) -> None:  # fmt: skip
     print(f"\nS x {args.questions}, retrieval-only (configs/default.toml), {args.rounds} round(s)")
-    print("| round | local run | local process | sharded, submitted to done | parent flow run"
-          " | shards' span | sharded / local |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+    print("| round | local disk | S3, one process | S3 / local | sharded on S3, submitted to done"
+          " | its parent flow run | its shards' span | sharded / local |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         s: Sharded = row["sharded"]
-        print(f"| {row['round']} | {row['local_s']:.1f} s | {row['local_process_s']:.1f} s |"
-              f" {s.wall_s:.1f} s | {s.parent_s:.1f} s | {s.shards_s:.1f} s |"
+        print(f"| {row['round']} | {row['local_s']:.1f} s ({row['local_process_s']:.1f} s) |"
+              f" {row['s3_s']:.1f} s ({row['s3_process_s']:.1f} s) |"
+              f" **{row['s3_process_s'] / row['local_process_s']:.2f}x** | {s.wall_s:.1f} s |"
+              f" {s.parent_s:.1f} s | {s.shards_s:.1f} s |"
               f" **{s.wall_s / row['local_process_s']:.2f}x** |")  # fmt: skip
-    print(f"| rerun | | | {rerun.wall_s:.1f} s | {rerun.parent_s:.1f} s | {rerun.shards_s:.1f} s"
+    print(f"| rerun | | | | {rerun.wall_s:.1f} s | {rerun.parent_s:.1f} s | {rerun.shards_s:.1f} s"
           f" | stage tasks run: {len(rerun.stage_tasks)} |")  # fmt: skip
+    print(
+        "(local disk and S3, one process: the benchmark() call, in brackets its whole process;"
+        " the ratios are of whole processes, and of the sharded run's submission to its end)"
+    )
     print("\nflow runs of the first sharded run, by worker:",
           ", ".join(sorted(rows[-1]["sharded"].submitted.values())))  # fmt: skip
     print("bucket, last round:")
