@@ -7,17 +7,18 @@ On generated S-scale data (perf/data/, made when missing: ≈ 48 sessions a ques
 default config (raw ingestion, embedded BM25 search, no model) each round:
 
 1. locally: the benchmark flow in a process of its own, results and cache in a local folder;
-2. sharded: the scale-out deployment on a Prefect server on loopback, its parent flow run on a
+2. the same process on S3: results and cache at s3://bench/round-N/single/;
+3. sharded: the scale-out deployment on a Prefect server on loopback, its parent flow run on a
    worker of its own and its two shards on two more process workers (one work queue each),
    every worker with its own HOME, PREFECT_HOME, working folder and temp folder; results,
    cache and memory builds at s3://bench/round-N/ on SeaweedFS (made-up credentials). The
    dataset is read where every worker finds it, as a file built into a worker's image is.
 
-Rounds alternate which run goes first. Then, for the last round: the run pulled from the
-bucket compared with the local one by scripts/compare_runs.py (timing and identity aside), the
-sharded run again (it must run no stage and call no model), the bucket listed and the
-workers' folders listed (a shard worker must keep no run folder). Prints a table of figures;
-exits non-zero when a check fails.
+Rounds alternate the order (local first, then sharded first). Then, for the last round: the
+runs pulled from the bucket compared with the local one by scripts/compare_runs.py (timing and
+identity aside), the sharded run again (it must run no stage and call no model), the bucket
+listed and the workers' folders listed (a shard worker must keep no run folder). Prints a
+table of figures; exits non-zero when a check fails.
 """
 
 from __future__ import annotations
