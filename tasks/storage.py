@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lme_bench.config.settings import Settings
 from lme_bench.results.store import require_extra
 
+if TYPE_CHECKING:
+    from prefect.filesystems import WritableFileSystem
 
-def result_storage(settings: Settings) -> Path | str:
-    """A folder for a local target; for a URL (s3://, gcs://, memory://…) the slug of a saved
-    RemoteFileSystem block, as Prefect refuses unsaved storage blocks on tasks."""
+
+def result_storage(settings: Settings) -> Path | WritableFileSystem:
+    """A folder for a local target; for a URL (s3://, gcs://, memory://…) a RemoteFileSystem
+    block, saved (Prefect refuses unsaved storage blocks on tasks). The block itself, not its
+    slug: a slug is loaded from the Prefect server again at each use, a request to the server
+    for every cache look-up and every task's result store."""
     target = settings.cache.storage
     if not target:
         return (settings.run.results_dir / ".cache" / "tasks").resolve()
@@ -21,5 +27,6 @@ def result_storage(settings: Settings) -> Path | str:
     from prefect.filesystems import RemoteFileSystem
 
     name = "lme-bench-cache-" + hashlib.sha256(target.encode()).hexdigest()[:12]
-    RemoteFileSystem(basepath=target).save(name, overwrite=True)
-    return f"remote-file-system/{name}"
+    block = RemoteFileSystem(basepath=target)
+    block.save(name, overwrite=True)
+    return block
