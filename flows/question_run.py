@@ -107,6 +107,7 @@ def run_questions(
         {stage: settings.limits.for_stage(stage) for stage in PER_QUESTION},
         runs.submit,
         lookup=runs.lookup,
+        lookup_many=runs.lookup_many,
         batch_sizes=batch_sizes,
         held_back=held_back_stages(settings),
         run_held_back=HeldBackStages(

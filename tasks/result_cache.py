@@ -21,6 +21,7 @@ thread's eviction would raise all the same); its records hold the results the fl
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -135,8 +136,10 @@ class StageCache:
             and not (Path(local.basepath).expanduser() / key).exists()
         ):
             return False, None
+        # a store whose records' cache is the flow run's LockedCache reads in parallel
+        lock = contextlib.nullcontext() if isinstance(store.cache, LockedCache) else _STORE_LOCK
         try:
-            with _STORE_LOCK:
+            with lock:
                 record = store.read(key)
         except Exception:  # no record, or one that cannot be read: run the task
             return False, None

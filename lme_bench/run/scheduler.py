@@ -59,7 +59,10 @@ class Scheduler:
     """Runs jobs and the jobs `follow` returns for each finished one (RunCollector.finished).
 
     `limits[stage]`: submissions of a stage at once. `lookup(job)`: (True, value) when the
-    cache holds the job's result. `batch_sizes[stage]`: jobs per submission of that stage.
+    cache holds the job's result; `lookup_many(jobs)`, when given, looks up several at once
+    (each job's answer in the jobs' order): the jobs ready together are looked up in one call,
+    so a store that answers slowly (a bucket) is asked many at a time, not one after another.
+    `batch_sizes[stage]`: jobs per submission of that stage.
     `held_back`: stages whose jobs wait for every job before them, then go to
     `run_held_back(stage, jobs)` (those not in the cache), which returns their Done.
     `every_ingestion_started` is called once no ingestion waits; `watch.tick` gets the
@@ -70,6 +73,7 @@ class Scheduler:
     limits: dict[str, int]
     submit: Callable[[list[Job]], Running]
     lookup: Callable[[Job], tuple[bool, Any]] = _never_cached
+    lookup_many: Callable[[list[Job]], list[tuple[bool, Any]]] | None = None
     batch_sizes: dict[str, int] = field(default_factory=dict)
     held_back: frozenset[str] = frozenset()
     run_held_back: Callable[[str, list[Job]], list[Done]] | None = None
@@ -90,10 +94,17 @@ class Scheduler:
             if stage in self.held_back:
                 self._run_waiting(stage)
 
-    def _cached(self, job: Job) -> Done | None:
-        hit, value = self.lookup(job)
-        self.reused[job.stage] += hit
-        return Done(job, value, None, from_cache=True) if hit else None
+    def _cached(self, jobs: list[Job]) -> list[Done | None]:
+        """Each job's Done when the cache holds its result, else None."""
+        if self.lookup_many is not None and len(jobs) > 1:
+            found = self.lookup_many(jobs)
+        else:
+            found = [self.lookup(job) for job in jobs]
+        dones: list[Done | None] = []
+        for job, (hit, value) in zip(jobs, found, strict=True):
+            self.reused[job.stage] += hit
+            dones.append(Done(job, value, None, from_cache=True) if hit else None)
+        return dones
 
     def _finished(self, done: Done) -> list[Job]:
         follow = self.follow(done)
@@ -110,8 +121,7 @@ class Scheduler:
         jobs = [job for job in self._waiting if job.stage == stage]
         self._waiting = [job for job in self._waiting if job.stage != stage]
         follow, left = [], []
-        for job in jobs:
-            found = self._cached(job)
+        for job, found in zip(jobs, self._cached(jobs), strict=True):
             if found is None:
                 left.append(job)
             else:
@@ -164,7 +174,7 @@ class _Queues:
 
     def __init__(
         self,
-        cached: Callable[[Job], Done | None],
+        cached: Callable[[list[Job]], list[Done | None]],
         finished: Callable[[Done], list[Job]],
         limits: dict[str, int],
         sizes: dict[str, int],
@@ -174,14 +184,17 @@ class _Queues:
         self._queues: dict[str, deque[Job]] = {stage: deque() for stage in SERVE_ORDER}
 
     def enqueue(self, new: list[Job]) -> None:
-        pending = list(reversed(new))
-        while pending:
-            job = pending.pop()
-            found = self._cached(job)
-            if found is None:
-                self._queues[job.stage].append(job)
-            else:
-                pending.extend(reversed(self._finished(found)))
+        """Queue the jobs the cache lacks; a job it holds finishes here, and what follows it is
+        looked up in turn, with the other jobs its step made ready (one look-up call a step)."""
+        ready = new
+        while ready:
+            following: list[Job] = []
+            for job, found in zip(ready, self._cached(ready), strict=True):
+                if found is None:
+                    self._queues[job.stage].append(job)
+                else:
+                    following += self._finished(found)
+            ready = following
 
     def any(self) -> bool:
         return any(self._queues.values())

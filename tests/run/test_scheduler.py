@@ -184,6 +184,37 @@ def test_a_cached_result_finishes_its_job_without_a_submission_and_is_counted() 
     assert watch.reused_seen[-1] == 3
 
 
+def test_jobs_ready_together_are_looked_up_in_one_call() -> None:
+    """A rerun whose every result is cached: each step's jobs go to `lookup_many` together
+    (the ingestions, then the answers they made ready, then the judgments), nothing is
+    submitted, and every question finishes in order."""
+    calls: list[list[tuple[str, int]]] = []
+    log: list[list[Job]] = []
+    watch = _Watch(threading.Event())
+
+    def lookup_many(jobs: list[Job]) -> list[tuple[bool, Any]]:
+        calls.append([(job.stage, job.index) for job in jobs])
+        return [(True, _outcome(j.index) if j.stage == "ingest" else f"kept {j.index}")
+                for j in jobs]  # fmt: skip
+
+    def one_at_a_time(job: Job) -> tuple[bool, Any]:
+        raise AssertionError("jobs ready together are looked up together")
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        scheduler = Scheduler(
+            _pipeline, LIMITS, _pool_submit(pool, log=log), one_at_a_time,
+            lookup_many=lookup_many, watch=watch,
+        )  # fmt: skip
+        scheduler.run([_ingest_job(i) for i in range(3)])
+    assert calls == [
+        [("ingest", 0), ("ingest", 1), ("ingest", 2)],
+        [("answer", 0), ("answer", 1), ("answer", 2)],
+        [("judge", 0), ("judge", 1), ("judge", 2)],
+    ]
+    assert log == []
+    assert scheduler.reused == {"judge": 3, "answer": 3, "retrieval": 0, "ingest": 3}
+
+
 def test_a_batched_stage_takes_up_to_its_batch_size_per_submission() -> None:
     log: list[list[Job]] = []
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
