@@ -19,6 +19,7 @@ from tests.publish.runs import copy_run, flip_byte, make_run, tampered
 from tests.s3_server import S3Server, s3_bucket, s3_server
 
 __all__ = ["s3_bucket", "s3_server"]
+pytestmark = pytest.mark.slow  # a real S3 server (SeaweedFS)
 
 RUN_ID = "pub"
 

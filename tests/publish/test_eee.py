@@ -172,6 +172,7 @@ def test_a_secret_in_an_answer_stops_the_export(
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").rglob("*.json*"))
 
 
+@pytest.mark.slow  # a real S3 server (SeaweedFS)
 def test_a_run_at_a_results_url_is_exported_as_the_same_record(
     sample_run: Path,
     s3_bucket: str,

@@ -19,6 +19,8 @@ from prefect.testing.utilities import prefect_test_harness
 
 from lme_bench.config.settings import Settings
 
+pytestmark = pytest.mark.slow  # a Prefect server (the test harness)
+
 
 @pytest.fixture(scope="module")
 def harness() -> Iterator[None]:
