@@ -54,6 +54,7 @@ from support import ROOT  # noqa: F401  (puts this clone on the import path)
 from lme_bench.builtin_benchmarks.beam.export import write_official_answers
 from lme_bench.builtin_benchmarks.beam.judge import BeamJudge
 from lme_bench.builtin_benchmarks.beam.models import BeamGold, ProbingSet
+from lme_bench.builtin_benchmarks.beam.official_check import official_report
 from lme_bench.builtin_benchmarks.beam.prompts import BeamPrompts, load_beam_prompts
 from lme_bench.builtin_benchmarks.beam.questions import read_probing_questions
 from lme_bench.builtin_benchmarks.beam.scoring import (
@@ -266,32 +267,6 @@ def check_ordering(
             "tau-b equal" if same_number(theirs, kendall_tau_b(x, y)) else "tau-b different"
         ] += 1
     return counts
-
-
-def official_report(repo: Path) -> Callable[[str, str], dict[str, float]]:
-    """`report_llms_accuracies` on a folder of chat folders, for one evaluation file name:
-    its per-ability means (the table it would write to Excel)."""
-    captured: dict[str, Any] = {}
-
-    class Frame:
-        def __init__(self, rows: list[list[float]], columns: list[str]) -> None:
-            captured["rows"], captured["columns"] = rows, columns
-
-        def insert(self, *args: Any) -> None: ...
-
-        def to_excel(self, *args: Any, **kwargs: Any) -> None: ...
-
-    ns: dict[str, Any] = {"__builtins__": builtins, "os": os, "json": json}
-    ns["pd"] = SimpleNamespace(DataFrame=Frame)
-    compile_functions(
-        repo / "src" / "evaluation" / "report_results.py", ["report_llms_accuracies"], ns
-    )
-
-    def report(folder: str, name: str) -> dict[str, float]:
-        ns["report_llms_accuracies"](folder, [name], "report.xlsx")
-        return dict(zip(captured["columns"], captured["rows"][0], strict=True))
-
-    return report
 
 
 def check_report(repo: Path, sets: dict[str, list[BeamGold]], seed: int) -> Counter[str]:

@@ -34,7 +34,6 @@ import os
 import random
 import sys
 import tempfile
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from typing import Any
 import support  # noqa: F401  (lme_bench from this clone on the import path)
 
 from lme_bench.builtin_benchmarks.locomo.export import Prediction, write_conversation_predictions
+from lme_bench.builtin_benchmarks.locomo.official_driver import stand_in_bert_score
 from lme_bench.builtin_benchmarks.locomo.reader import load_samples
 from lme_bench.builtin_benchmarks.locomo.records import Gold, Sample
 from lme_bench.builtin_benchmarks.locomo.scoring import ScoredQuestion, aggregate, score_question
@@ -96,16 +96,7 @@ def _retrieved(kind: str | None, gold: Gold, dia_ids: list[str], rng: random.Ran
 
 def _official_modules(repo: Path) -> tuple[Any, Any]:
     sys.path.insert(0, str(repo))
-    try:
-        importlib.import_module("bert_score")
-    except ImportError:
-        stand_in = types.ModuleType("bert_score")
-
-        def score(*args: Any, **kwargs: Any) -> Any:
-            raise RuntimeError("bert_score is not installed (not needed by this check)")
-
-        stand_in.score = score  # type: ignore[attr-defined]
-        sys.modules["bert_score"] = stand_in
+    stand_in_bert_score()
     evaluation = importlib.import_module("task_eval.evaluation")
     stats = importlib.import_module("task_eval.evaluation_stats")
     return evaluation, stats

@@ -28,8 +28,9 @@ REPORT = Path("src") / "evaluation" / "report_results.py"
 FUNCTION = "report_llms_accuracies"
 
 
-def official_report(repo: Path) -> Callable[[Path], dict[str, float]]:
-    """The checkout's report on a tier's folder of chat folders: its mean per ability."""
+def official_report(repo: Path) -> Callable[..., dict[str, float]]:
+    """The checkout's report on a tier's folder of chat folders, for one evaluation file name
+    (`report(folder, name=EVALUATION_NAME)`): its mean per ability."""
     source = (repo / REPORT).read_text(encoding="utf-8")
     tree = ast.parse(source, filename=str(repo / REPORT))
     found: list[ast.stmt] = [
@@ -52,8 +53,8 @@ def official_report(repo: Path) -> Callable[[Path], dict[str, float]]:
     module = ast.Module(body=found, type_ignores=[])
     exec(compile(module, str(repo / REPORT), "exec"), space)  # the official function as written
 
-    def report(folder: Path) -> dict[str, float]:
-        space[FUNCTION](str(folder), [EVALUATION_NAME], "report.xlsx")
+    def report(folder: Path | str, name: str = EVALUATION_NAME) -> dict[str, float]:
+        space[FUNCTION](str(folder), [name], "report.xlsx")
         columns, row = table["columns"], table["rows"][0]
         if len(row) != len(columns):  # pandas would refuse the table too
             raise ValueError(

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 
-def _stand_in_bert_score() -> None:
+def stand_in_bert_score() -> None:
+    """`bert_score` importable: the installed package, else a stand-in that fails if called."""
     try:
         importlib.import_module("bert_score")
     except ImportError:
@@ -38,7 +39,7 @@ def _stand_in_bert_score() -> None:
 def main(argv: list[str]) -> int:
     repo, key, *files = argv
     sys.path.insert(0, repo)
-    _stand_in_bert_score()
+    stand_in_bert_score()
     evaluation = importlib.import_module("task_eval.evaluation")
     stats = importlib.import_module("task_eval.evaluation_stats")
     items: list[dict[str, Any]] = []
