@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from lme_bench.benchmarks.scoring_hooks import scoring_of
+from lme_bench.benchmarks.scoring_hooks import BenchmarkScoring, scoring_of
 from lme_bench.publish.errors import PublishError
 from lme_bench.report.run_report import headline
 from lme_bench.results.qa_scores import qa_summary
@@ -24,7 +24,11 @@ from lme_bench.retrieval.official_ids import GRANULARITIES
 ACCURACY_GROUPS = ("overall", "task_averaged", "abstention", "per_type", "readable_only")
 
 
-def bundle_tables(files: Mapping[str, bytes]) -> tuple[list[Any], list[Any], list[Any]]:
+Tables = tuple[list[Any], list[Any], list[Any]]
+"""A bundle's retrieval, answer and score rows."""
+
+
+def bundle_tables(files: Mapping[str, bytes]) -> Tables:
     with tempfile.TemporaryDirectory(prefix="lme-verify-") as scratch:
         folder = Path(scratch)
         for name in ("retrieval.parquet", "hypotheses.parquet", "scores.parquet"):
@@ -57,13 +61,10 @@ def summary_of(path: Path, data: bytes) -> RunSummary:
         raise PublishError(str(exc)) from exc
 
 
-def recomputed(
-    summary: RunSummary, files: Mapping[str, bytes], configured: str | None = None
-) -> dict[str, Any]:
-    """The parts of summary.json the bundle's rows give again (`configured`: the run's
-    `[dataset] benchmark`, which finds a plug-in's scoring hooks)."""
-    retrieval, hypotheses, scores = bundle_tables(files)
-    scoring = scoring_of(summary.benchmark, configured or summary.benchmark_source)
+def recomputed(summary: RunSummary, tables: Tables, scoring: BenchmarkScoring) -> dict[str, Any]:
+    """The parts of summary.json the bundle's rows (`bundle_tables`) give again, with the
+    run's benchmark's scoring hooks (`bundle_scoring`)."""
+    retrieval, hypotheses, scores = tables
     again: dict[str, Any] = {}
     if retrieval:
         figures = summarize_retrieval(retrieval, longmemeval=scoring.longmemeval_averages)
@@ -132,13 +133,27 @@ def configured_benchmark(files: Mapping[str, bytes]) -> str | None:
     return configured if isinstance(configured, str) else None
 
 
+def hooks_source(summary: RunSummary, files: Mapping[str, bytes]) -> str | None:
+    """Where the run found its benchmark's class, so a plug-in's hooks are found again:
+    config.json's `[dataset] benchmark`, else summary.json's `benchmark_source`."""
+    return configured_benchmark(files) or summary.benchmark_source
+
+
+def bundle_scoring(summary: RunSummary, files: Mapping[str, bytes]) -> BenchmarkScoring:
+    """The scoring hooks of the bundle's benchmark."""
+    return scoring_of(summary.benchmark, hooks_source(summary, files))
+
+
 def differences(
-    summary: RunSummary, files: Mapping[str, bytes], section: dict[str, Any] | None = None
+    summary: RunSummary,
+    tables: Tables,
+    scoring: BenchmarkScoring,
+    section: dict[str, Any] | None = None,
 ) -> tuple[list[str], int]:
     """The figures of summary.json that its rows do not give (each named, with both values),
     and how many figures were compared; `section`: the benchmark's own section computed again
     (lme_bench.publish.sections), compared with summary.json's under its name."""
-    again = recomputed(summary, files, configured_benchmark(files))
+    again = recomputed(summary, tables, scoring)
     if section is not None:
         again[summary.benchmark] = section
     found, compared = [], 0

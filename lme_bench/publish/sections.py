@@ -12,24 +12,27 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lme_bench.benchmarks.scoring_hooks import FiguresInput, scoring_of
+from lme_bench.benchmarks.scoring_hooks import BenchmarkScoring, FiguresInput
 from lme_bench.benchmarks.split import splitter_for
 from lme_bench.config.settings import replay_settings
 from lme_bench.dataset.shards import prepare_dataset
 from lme_bench.publish.errors import PublishError
-from lme_bench.publish.figures import bundle_tables
+from lme_bench.publish.figures import Tables
 from lme_bench.results.run_summary import RunSummary
 
 
-def has_section(summary: RunSummary, configured: str | None) -> bool:
+def has_section(summary: RunSummary, scoring: BenchmarkScoring) -> bool:
     """Whether the run's benchmark writes a section of its own that verify can recompute."""
-    scoring = scoring_of(summary.benchmark, configured or summary.benchmark_source)
     written = summary.model_dump(exclude_unset=True)
     return scoring.run_figures is not None and isinstance(written.get(summary.benchmark), dict)
 
 
 def section_again(
-    summary: RunSummary, files: Mapping[str, bytes], dataset: Path, configured: str | None
+    summary: RunSummary,
+    files: Mapping[str, bytes],
+    tables: Tables,
+    scoring: BenchmarkScoring,
+    dataset: Path,
 ) -> dict[str, Any] | None:
     """The benchmark's section as the bundle's rows and the dataset's gold give it (None: the
     hook writes none)."""
@@ -37,9 +40,8 @@ def section_again(
         raise PublishError("config.json: not in the bundle (its settings give the section)")
     recorded = json.loads(files["config.json"]).get("settings") or {}
     settings = replay_settings(recorded, "config.json", **{"dataset.path": str(dataset)})
-    scoring = scoring_of(summary.benchmark, configured or summary.benchmark_source)
     assert scoring.run_figures is not None  # has_section said so
-    retrieval, hypotheses, scores = bundle_tables(files)
+    retrieval, hypotheses, scores = tables
     asked = {r.question_id for r in (*retrieval, *hypotheses, *scores)}
     with tempfile.TemporaryDirectory(prefix="lme-verify-") as scratch:
         split, kind = splitter_for(settings.dataset.benchmark, dataset)

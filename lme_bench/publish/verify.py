@@ -11,11 +11,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lme_bench.benchmarks.scoring_hooks import scoring_of
+from lme_bench.benchmarks.scoring_hooks import BenchmarkScoring
 from lme_bench.dataset.shards import file_sha256, folder_sha256
 from lme_bench.publish.archive import read_members
 from lme_bench.publish.errors import PublishError
-from lme_bench.publish.figures import configured_benchmark, differences, summary_of
+from lme_bench.publish.figures import (
+    Tables,
+    bundle_scoring,
+    bundle_tables,
+    differences,
+    summary_of,
+)
 from lme_bench.publish.pack import MANIFEST, SIGNATURE
 from lme_bench.publish.sections import has_section, section_again
 from lme_bench.publish.signing import check_signature
@@ -80,42 +86,73 @@ def _dataset(record: dict[str, Any], dataset: Path, verdict: Verdict) -> bool:
 def _official(
     summary: RunSummary,
     members: Mapping[str, bytes],
+    scoring: BenchmarkScoring,
     repo: Path,
     dataset: Path | None,
     verdict: Verdict,
 ) -> None:
     """The benchmark's official code on the bundle (its `official_check` hook)."""
-    configured = configured_benchmark(members) or summary.benchmark_source
-    check = scoring_of(summary.benchmark, configured).official_check
-    if check is None:
+    if scoring.official_check is None:
         verdict.problems.append(
             f"--official-repo: {summary.benchmark} has no official check (no official_check hook)"
         )
         return
-    problems, held = check(members, summary, repo, dataset)
+    problems, held = scoring.official_check(members, summary, repo, dataset)
     verdict.problems += problems
     verdict.held += [held] if held else []
 
 
 def _section(
-    summary: RunSummary, members: Mapping[str, bytes], dataset: Path | None, verdict: Verdict
+    summary: RunSummary,
+    members: Mapping[str, bytes],
+    tables: Tables,
+    scoring: BenchmarkScoring,
+    dataset: Path | None,
+    same_dataset: bool,
+    verdict: Verdict,
 ) -> dict[str, Any] | None:
-    """The benchmark's own section computed again, where it has one and the dataset is given
-    (and is the run's); what is left aside is said."""
-    configured = configured_benchmark(members)
-    if not has_section(summary, configured):
+    """The benchmark's own section computed again, where it has one and the run's dataset is
+    given; what is left aside is said."""
+    if not has_section(summary, scoring):
         return None
     name = summary.benchmark
-    if dataset is None:
-        verdict.unchecked.append(
-            f"summary.json's {name} section: its figures need the dataset's gold (--dataset)"
-        )
+    if not same_dataset:
+        why = "the dataset's gold (--dataset)" if dataset is None else "the run's dataset"
+        verdict.unchecked.append(f"summary.json's {name} section: its figures need {why}")
         return None
+    assert dataset is not None
     try:
-        return section_again(summary, members, dataset, configured)
+        return section_again(summary, members, tables, scoring, dataset)
     except Exception as exc:  # a table or setting changed past reading: named, no traceback
         verdict.problems.append(f"summary.json's {name} section cannot be computed again: {exc}")
         return None
+
+
+def _figures(
+    summary: RunSummary,
+    members: Mapping[str, bytes],
+    scoring: BenchmarkScoring,
+    dataset: Path | None,
+    same_dataset: bool,
+    verdict: Verdict,
+) -> None:
+    """summary.json's figures against the bundle's rows (read once), the benchmark's own
+    section among them where the run's dataset is given."""
+    try:
+        tables = bundle_tables(members)
+    except Exception as exc:  # a table changed past reading: named, never a traceback
+        verdict.problems.append(f"the figures cannot be computed from the rows: {exc}")
+        return
+    section = _section(summary, members, tables, scoring, dataset, same_dataset, verdict)
+    try:
+        found, compared = differences(summary, tables, scoring, section)
+    except Exception as exc:  # rows that read but give no figures: named, never a traceback
+        verdict.problems.append(f"the figures cannot be computed from the rows: {exc}")
+        return
+    verdict.problems += found
+    if not found:
+        given = " and the dataset's gold" if section is not None else ""
+        verdict.held.append(f"{compared} figures of summary.json, each as its rows{given} give it")
 
 
 def verify_bundle(
@@ -159,20 +196,10 @@ def verify_members(
     except PublishError as exc:
         verdict.problems.append(str(exc))
         return verdict
-    section = _section(summary, members, dataset if same_dataset else None, verdict)
-    try:
-        found, compared = differences(summary, members, section)
-    except Exception as exc:  # a table changed past reading: named, never a traceback
-        verdict.problems.append(f"the figures cannot be computed from the rows: {exc}")
-    else:
-        verdict.problems += found
-        if not found:
-            given = " and the dataset's gold" if section is not None else ""
-            verdict.held.append(
-                f"{compared} figures of summary.json, each as its rows{given} give it"
-            )
+    scoring = bundle_scoring(summary, members)
+    _figures(summary, members, scoring, dataset, same_dataset, verdict)
     if official_repo is not None:
-        _official(summary, members, official_repo, dataset, verdict)
+        _official(summary, members, scoring, official_repo, dataset, verdict)
     if further is not None:
         if verdict.problems:
             verdict.unchecked.append("--rejudge: not judged again, as the bundle does not hold")

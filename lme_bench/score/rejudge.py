@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from lme_bench.benchmarks.answers import ScoreInputError
-from lme_bench.benchmarks.scoring_hooks import scoring_of
 from lme_bench.config.settings import Settings, load_settings
 from lme_bench.judge.family_requests import judge_request_shapes
 from lme_bench.judge.prompts import judge_prompts
@@ -42,7 +41,7 @@ from lme_bench.metrics.judge_agreement import (
 )
 from lme_bench.publish.commands import DEFAULT_MIN_AGREEMENT
 from lme_bench.publish.errors import PublishError
-from lme_bench.publish.figures import configured_benchmark
+from lme_bench.publish.figures import bundle_scoring, hooks_source
 from lme_bench.publish.verify import Check
 from lme_bench.results.readback import read_scores
 from lme_bench.results.run_summary import RunSummary
@@ -207,8 +206,7 @@ def _bundled_labels(members: Mapping[str, bytes], judge: str, folder: Path) -> d
 
 def answers_file_of(members: Mapping[str, bytes], summary: RunSummary) -> str | None:
     """The bundle's answers file in a format of its benchmark that `score` reads."""
-    configured = configured_benchmark(members) or summary.benchmark_source
-    for known in known_formats(configured):
+    for known in known_formats(hooks_source(summary, members)):
         run_file = known.format.run_file
         if known.benchmark == summary.benchmark and run_file is not None and run_file in members:
             return run_file
@@ -224,8 +222,7 @@ def rejudge(
     min_agreement: float = DEFAULT_MIN_AGREEMENT,
 ) -> tuple[list[str], list[str]]:
     """(problems, what holds) of judging the bundle's answers again."""
-    configured = configured_benchmark(members) or summary.benchmark_source
-    if scoring_of(summary.benchmark, configured).own_judge is not None:
+    if bundle_scoring(summary, members).own_judge is not None:
         return [
             f"--rejudge: {summary.benchmark}'s answers are scored by a judge of its own, not by"
             " yes/no verdicts; judging again compares verdicts"

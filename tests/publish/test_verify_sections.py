@@ -230,3 +230,13 @@ def test_a_beam_bundle_is_not_judged_again_saying_why(
     code, said = _verify(bundle, capsys, "--dataset", str(dataset), "--rejudge")
     assert code == 1
     assert "beam's answers are scored by a judge of its own, not by yes/no verdicts" in said
+
+
+def test_another_dataset_leaves_the_section_unchecked_saying_so(
+    locomo: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = write_json(tmp_path / "locomo10.json", [listed_sample("conv-9")])
+    code, said = _verify(locomo[0], capsys, "--dataset", str(other))
+    assert code == 1
+    assert f"FAILED: {other}: not the run's dataset" in said
+    assert "not checked: summary.json's locomo section: its figures need the run's dataset" in said
