@@ -9,7 +9,8 @@ place in the document) and the field.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import fnmatch
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,18 @@ class AnswersFormat:
     """Tried after every other format (a JSON-lines format that takes what others do not)."""
     run_file: str | None = None
     """The file in this format a run of the benchmark writes its answers to (what `verify
-    --rejudge` judges again from a bundle); None: a run writes none in one file."""
+    --rejudge` judges again from a bundle): its name in the run folder, or a pattern
+    (`fnmatch`, where `*` spans folders too) for a run writing a file per part (BEAM's per
+    chat). None: a run writes none."""
+
+
+def run_files(answers: AnswersFormat, names: Iterable[str]) -> list[str]:
+    """Of a run folder's file names (or a bundle's members), those a run wrote in this
+    format, sorted."""
+    pattern = answers.run_file
+    if pattern is None:
+        return []
+    return sorted(n for n in names if n == pattern or fnmatch.fnmatchcase(n, pattern))
 
 
 def text_field(item: dict[str, Any], name: str, place: str) -> str:

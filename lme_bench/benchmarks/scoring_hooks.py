@@ -111,7 +111,12 @@ class OwnJudge(Protocol):
 
     It may also have `for_run(settings)`, returning the scorer to use for the whole run (with
     its models and prompts built): the judge stage calls it once per run, before the run's
-    first question of the benchmark, rather than have each question build them."""
+    first question of the benchmark, rather than have each question build them; and
+    `prompts_setting`, the setting naming where it reads its prompts from (`"[judge]
+    beam_repo"`), for `verify --rejudge` to name when they differ from a bundle's.
+
+    A run records its `cache_part` in manifest.json (`prompts.own_judge.<benchmark>`), so
+    `verify --rejudge` judges a bundle again only with a judge whose part is the same."""
 
     async def score(self, ref: Any, hypothesis: Any, settings: Any) -> list[Any]:
         """The question's score rows (lme_bench.results.qa_tables.ScoreRow, `score` set)."""

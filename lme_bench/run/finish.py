@@ -96,7 +96,20 @@ def _unfinished_sessions(settings: Settings, results: RunResults) -> list[Sessio
     return checkpointed_sessions(path, list(results.unfinished_memories), settings.ingest.mode)
 
 
-def _prompt_hashes(settings: Settings) -> dict[str, Any]:
+def _own_judge_parts(settings: Settings, benchmarks: list[str]) -> dict[str, Any]:
+    """Per benchmark of the run with a judge of its own, what that judge reads its prompts
+    from (its `cache_part`: BEAM's, the digests of the checkout's prompt files), so `verify
+    --rejudge` can tell the same judge again. The judge stage's cache key is not this."""
+    parts = {}
+    for name in benchmarks:
+        own = scoring_of(name, settings.dataset.benchmark).own_judge
+        part = own.cache_part(settings) if own is not None else None
+        if part is not None:
+            parts[name] = part
+    return parts
+
+
+def _prompt_hashes(settings: Settings, benchmarks: list[str]) -> dict[str, Any]:
     hashes: dict[str, Any] = {}
     if "answer" in settings.stages:
         qa = load_qa_prompts(settings.qa.prompts_dir)
@@ -111,6 +124,9 @@ def _prompt_hashes(settings: Settings) -> dict[str, Any]:
         }
         if judge.script_sha256:
             hashes["judge"]["script_sha256"] = judge.script_sha256
+        own = _own_judge_parts(settings, benchmarks)
+        if own:
+            hashes["own_judge"] = own
     return hashes
 
 
@@ -345,7 +361,7 @@ def write_run(
                 judge_request_shapes(settings) if "judge" in settings.stages else {}
             ),
         },
-        prompts=_prompt_hashes(settings),
+        prompts=_prompt_hashes(settings, sorted({r.benchmark or DEFAULT_BENCHMARK for r in refs})),
         batches=manifest_entries(run_dir),
         judge_profile=(
             manifest_record(summary["qa"]["judge_profile"])

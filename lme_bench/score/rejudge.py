@@ -11,7 +11,8 @@ reads, its `run_file`: LongMemEval's `hypotheses.jsonl`, LoCoMo's `locomo_predic
 are judged by the `score` path (lme_bench.score.scoring.score_file: the run's judge code, its
 retries, `[limits] judge`, the provider's limits, `[judge] batch`), once each: each question's
 first verdict (repeat 0) is compared, as an eval-results file holds it. A benchmark scored by a
-judge of its own (BEAM's rubric scores, no yes/no verdict) is not judged again.
+judge of its own (BEAM's rubric scores, no yes/no verdict) is judged again and compared score
+by score instead (lme_bench.score.rejudge_graded).
 
 Per LLM judge the verdicts are paired by question id, the bundle's as the reference: agreement
 (count, fraction), Cohen's κ, both accuracies over the paired questions and the ids whose
@@ -20,16 +21,13 @@ verdict differs. Agreement below `min_agreement` is a problem naming the judge a
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lme_bench.benchmarks.answers import ScoreInputError
 from lme_bench.config.settings import Settings, load_settings
-from lme_bench.judge.family_requests import judge_request_shapes
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.metrics.judge_agreement import (
     Table,
@@ -40,16 +38,22 @@ from lme_bench.metrics.judge_agreement import (
     reference_accuracy_of,
 )
 from lme_bench.publish.commands import DEFAULT_MIN_AGREEMENT
-from lme_bench.publish.errors import PublishError
-from lme_bench.publish.figures import bundle_scoring, hooks_source
+from lme_bench.publish.figures import bundle_scoring
 from lme_bench.publish.verify import Check
-from lme_bench.results.readback import read_scores
+from lme_bench.results.qa_tables import ScoreRow
 from lme_bench.results.run_summary import RunSummary
-from lme_bench.score.formats import known_formats
-from lme_bench.score.scoring import score_file
-
-LISTED_AT_MOST = 20  # differing question ids named in a line
-SCORES = "scores.parquet"  # the verdicts, bundled and judged again
+from lme_bench.score.rejudge_graded import rejudge_graded
+from lme_bench.score.rejudged import (
+    LISTED_AT_MOST,
+    SCORES,
+    answers_files_of,
+    bundled_rows,
+    first_rows,
+    judge_again,
+    percent,
+    rejudge_settings,
+    request_problems,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,19 +91,15 @@ class Agreement:
         shown = ", ".join(self.differing[:LISTED_AT_MOST])
         more = f" and {len(self.differing) - LISTED_AT_MOST} more" if self._cut else ""
         return (
-            f"{self.agreed} of {self.table.n} verdicts agree ({_percent(self.fraction)}),"
-            f" Cohen's kappa {kappa}, accuracy {_percent(self.rejudged_accuracy)} rejudged vs"
-            f" {_percent(self.bundle_accuracy)} in the bundle"
+            f"{self.agreed} of {self.table.n} verdicts agree ({percent(self.fraction)}),"
+            f" Cohen's kappa {kappa}, accuracy {percent(self.rejudged_accuracy)} rejudged vs"
+            f" {percent(self.bundle_accuracy)} in the bundle"
             + (f"; differing: {shown}{more}" if self.differing else "")
         )
 
     @property
     def _cut(self) -> bool:
         return len(self.differing) > LISTED_AT_MOST
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def agreement(judge: str, bundle: Mapping[str, bool], again: Mapping[str, bool]) -> Agreement:
@@ -117,28 +117,13 @@ def llm_judges(record: dict[str, Any]) -> list[str]:
     return [j for j in named if isinstance(j, str) and (judges.get(j) or {}).get("kind") == "llm"]
 
 
-def rejudge_settings(given: Settings, judges: list[str]) -> Settings:
-    """`given` (the --config, the environment) judging with the bundle's judges, once each,
-    without the no-LLM fallback or a judge profile (neither is compared)."""
-    judge = given.judge.model_copy(
-        update={
-            "second_model": judges[1] if len(judges) > 1 else None,
-            "repeats": 1,
-            "fallback": False,
-            "profile": None,
-        }
-    )
-    models = given.models.model_copy(update={"judge": judges[0]})
-    return given.model_copy(update={"judge": judge, "models": models})
-
-
 def same_judge_problems(record: dict[str, Any], settings: Settings) -> list[str]:
     """Where the judges set up here are not the bundle's: prompts or request shape."""
     problems = []
-    shapes = judge_request_shapes(settings)
     prompts = judge_prompts(settings.judge)
     here = {*prompts.hashes.values(), prompts.generic.sha256}
-    for name in llm_judges(record):
+    judges = llm_judges(record)
+    for name in judges:
         recorded = record["judges"][name]
         if recorded.get("prompt_version") != prompts.version:
             problems.append(
@@ -152,25 +137,12 @@ def same_judge_problems(record: dict[str, Any], settings: Settings) -> list[str]
                 f" {', '.join(sorted(set(recorded['prompt_sha256']) - here))}) is not among"
                 f" these prompts of version {prompts.version!r}"
             )
-        if recorded.get("request") is not None and recorded["request"] != shapes.get(name):
-            problems.append(
-                f"--rejudge: judge {name}: the bundle's request shape is"
-                f" {json.dumps(recorded['request'], sort_keys=True)}; this lme-bench sends"
-                f" {json.dumps(shapes.get(name), sort_keys=True)}"
-            )
-    return problems
+    return problems + request_problems(record, settings, judges)
 
 
-def _labels(scores: Path, judge: str) -> dict[str, bool]:
-    """Each question's verdict by `judge` (its first repeat) in a scores table; none where
-    every call failed (no table, or no verdict)."""
-    if not scores.is_file():
-        return {}
-    return {
-        r.question_id: r.label
-        for r in read_scores(scores)
-        if r.judge == judge and r.repeat == 0 and r.label is not None
-    }
+def _labels(rows: list[ScoreRow], judge: str) -> dict[str, bool]:
+    """Each question's verdict by `judge` (its first repeat); none where every call failed."""
+    return {r.question_id: r.label for r in first_rows(rows, judge) if r.label is not None}
 
 
 def _compare(
@@ -188,29 +160,22 @@ def _compare(
     if (found.fraction or 0.0) < min_agreement:
         return (
             f"--rejudge: judge {name}: agreement below --min-agreement"
-            f" {_percent(min_agreement)}: {found.figures()}",
+            f" {percent(min_agreement)}: {found.figures()}",
             False,
         )
     return f"judged again by {name}: {found.figures()}", True
 
 
-def _bundled_labels(members: Mapping[str, bytes], judge: str, folder: Path) -> dict[str, bool]:
-    """The verdicts of `judge` in the bundle's scores.parquet; one error naming it."""
-    path = folder / SCORES
-    path.write_bytes(members[SCORES])
-    try:
-        return _labels(path, judge)
-    except Exception as exc:  # named as the bundle holds it, not by the scratch folder
-        raise PublishError(f"{SCORES}: cannot be read: {exc}") from None
-
-
-def answers_file_of(members: Mapping[str, bytes], summary: RunSummary) -> str | None:
-    """The bundle's answers file in a format of its benchmark that `score` reads."""
-    for known in known_formats(hooks_source(summary, members)):
-        run_file = known.format.run_file
-        if known.benchmark == summary.benchmark and run_file is not None and run_file in members:
-            return run_file
-    return None
+def _missing(members: Mapping[str, bytes], summary: RunSummary, names: list[str]) -> list[str]:
+    """What the bundle lacks to be judged again: its answers files, its score rows."""
+    if not names:
+        return [
+            f"--rejudge: the bundle holds no answers file of {summary.benchmark} that"
+            " `lme-bench score` reads"
+        ]
+    if SCORES not in members:
+        return [f"{SCORES}: not in the bundle; --rejudge needs it"]
+    return []
 
 
 def rejudge(
@@ -222,46 +187,36 @@ def rejudge(
     min_agreement: float = DEFAULT_MIN_AGREEMENT,
 ) -> tuple[list[str], list[str]]:
     """(problems, what holds) of judging the bundle's answers again."""
-    if bundle_scoring(summary, members).own_judge is not None:
-        return [
-            f"--rejudge: {summary.benchmark}'s answers are scored by a judge of its own, not by"
-            " yes/no verdicts; judging again compares verdicts"
-        ], []
+    names = answers_files_of(members, summary)
+    own_judge = bundle_scoring(summary, members).own_judge
+    if own_judge is not None:
+        missing = _missing(members, summary, names)
+        if missing:
+            return missing, []
+        return rejudge_graded(
+            own_judge, members, record, summary, names, dataset, config, min_agreement
+        )
     judges = llm_judges(record)
     if not judges:
         return ["--rejudge: the bundle records no LLM judge: there are no verdicts to judge"], []
-    answers_name = answers_file_of(members, summary)
-    if answers_name is None:
-        return [
-            f"--rejudge: the bundle holds no answers file of {summary.benchmark} that"
-            " `lme-bench score` reads"
-        ], []
-    if SCORES not in members:
-        return [f"{SCORES}: not in the bundle; --rejudge needs it"], []
+    problems = _missing(members, summary, names)
+    if problems:
+        return problems, []
     settings = rejudge_settings(load_settings(config), judges)
     problems = same_judge_problems(record, settings)
     if problems:
         return problems, []
     with tempfile.TemporaryDirectory(prefix="lme-rejudge-") as scratch:
         folder = Path(scratch)
-        answers = folder / "answers" / answers_name
-        answers.parent.mkdir()
-        answers.write_bytes(members[answers_name])
-        try:
-            scored = score_file(answers, dataset, settings, folder / "rejudged")
-        except ScoreInputError as exc:  # the bundle's file named as it holds it
-            raise PublishError(str(exc).replace(str(answers), answers_name)) from None
-        held: list[str] = []
-        if scored.failed:
-            shown = ", ".join(scored.failed[:LISTED_AT_MOST])
-            problems.append(
-                f"--rejudge: judging failed for {len(scored.failed)} question(s): {shown}"
-            )
-        for judge in judges:
-            theirs = _bundled_labels(members, judge, answers.parent)
-            ours = _labels(scored.report.run_dir / SCORES, judge)
-            line, holds = _compare(judge, theirs, ours, min_agreement)
-            (held if holds else problems).append(line)
+        again = judge_again(members, names, dataset, settings, folder)
+        theirs = bundled_rows(members, folder)
+    problems = again.failed_problem()
+    held: list[str] = []
+    for judge in judges:
+        line, holds = _compare(
+            judge, _labels(theirs, judge), _labels(again.rows, judge), min_agreement
+        )
+        (held if holds else problems).append(line)
     return problems, held
 
 

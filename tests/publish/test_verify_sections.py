@@ -223,13 +223,15 @@ def test_a_locomo_bundles_verdicts_are_judged_again_from_its_predictions(
     assert "ok: judged again by fake:match-judge: 4 of 4 verdicts agree (100.0%)" in said
 
 
-def test_a_beam_bundle_is_not_judged_again_saying_why(
+def test_a_beam_bundle_is_judged_again_score_by_score(
     beam: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     bundle, dataset = beam
-    code, said = _verify(bundle, capsys, "--dataset", str(dataset), "--rejudge")
-    assert code == 1
-    assert "beam's answers are scored by a judge of its own, not by yes/no verdicts" in said
+    config = bundle.parent / "beam.toml"  # the run's [judge] beam_repo
+    code, said = _verify(bundle, capsys, "--dataset", str(dataset), "--rejudge",
+                         "--config", str(config), "--min-agreement", "1")  # fmt: skip
+    assert code == 0, said
+    assert "ok: judged again by fake:rubric-judge: 4 of 4 scores equal (100.0%)" in said
 
 
 def test_another_dataset_leaves_the_section_unchecked_saying_so(

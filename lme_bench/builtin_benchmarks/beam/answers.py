@@ -2,7 +2,8 @@
 (builtin_benchmarks.beam.export): one chat's file, `{ability: [{"question", "llm_response"},
 …]}`, each list in the order of the chat's `probing_questions.json`. A question is named by its
 ability and its place in that list; the chat is the dataset's one whose probing questions are
-those of the file, word for word."""
+those of the file, word for word. A run writes one such file per chat
+(beam/<tier>/<number>/results-lme-bench.json, builtin_benchmarks.beam.report)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from lme_bench.benchmarks.answers import (
     text_field,
 )
 from lme_bench.builtin_benchmarks.beam.models import ABILITIES
+from lme_bench.builtin_benchmarks.beam.report import ANSWERS_NAME, EXPORT_FOLDER
 from lme_bench.builtin_benchmarks.beam.stored import stored_beam_gold
 from lme_bench.dataset.shards import QuestionRef, file_sha256
 
@@ -102,4 +104,5 @@ ANSWERS = AnswersFormat(
     recognises=lambda whole, first: is_beam(whole),
     read=read_beam,
     name_questions=in_chat,
+    run_file=f"{EXPORT_FOLDER}/*/*/{ANSWERS_NAME}",  # a chat's, beam/<tier>/<number>/
 )

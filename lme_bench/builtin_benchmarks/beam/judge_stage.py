@@ -249,6 +249,8 @@ class RubricJudge:
     """BEAM's own judge (the benchmark's `own_judge` hook, lme_bench.benchmarks.scoring_hooks):
     rubric scores, no yes/no verdict. `for_run` gives it the run's judges, built once."""
 
+    prompts_setting = "[judge] beam_repo"  # where its prompts are read from
+
     def __init__(self, judges: Sequence[NamedBeamJudge] | None = None) -> None:
         self.judges = judges
 
