@@ -24,6 +24,7 @@ from lme_bench.publish.archive import read_members
 from lme_bench.publish.pack import bundle_run
 from lme_bench.results.qa_tables import ScoreRow
 from lme_bench.results.readback import read_scores
+from tests.benchmarks.beam.samples import QUESTIONS as QUESTIONS_OF_SAMPLE
 from tests.benchmarks.beam.samples import write_chat, write_checkout, write_questions
 from tests.providers.fake_openai_server import serve
 from tests.publish.runs import json_of, make_run, tampered
@@ -31,7 +32,8 @@ from tests.publish.test_verify import _relisted
 
 JUDGE = "lab:gpt-4o-2024-08-06"
 KEY = "LAB_BEAM_REJUDGE_KEY"
-QUESTIONS = 5  # every probing question of the sample chat
+CHATS = (3, 4)  # two chats of the 100K tier: two answers files in the bundle
+QUESTIONS = 10  # every probing question of both
 PROMPTS_FILE = Path("src") / "prompts.py"
 METRICS_FILE = Path("src") / "evaluation" / "compute_metrics.py"
 FAST = "LLM response should state: fast"  # information_extraction[0]'s second item
@@ -63,10 +65,10 @@ def rubric_judge(zero: frozenset[str] = frozenset()) -> Reply:
 @dataclass(frozen=True)
 class Bundled:
     bundle: Path
-    chat: Path  # the dataset: the chat's folder
+    chats: Path  # the dataset: the tier's folder
     checkout: Path
     scores: dict[str, float]  # question id -> the bundle's score
-    ids: dict[str, str]  # ability -> the id of its question with the rubric item named
+    ids: dict[str, list[str]]  # ability -> its questions' ids (information_extraction: [0]'s)
     bodies: list[bytes]  # every judge request of the run, as sent
 
 
@@ -87,32 +89,48 @@ def _config(path: Path, url: str, checkout: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def bundled(tmp_path_factory: pytest.TempPathFactory, _key: None) -> Bundled:
-    """A BEAM run of the sample chat judged by JUDGE on loopback, bundled."""
+    """A BEAM run of two chats judged by JUDGE on loopback, bundled."""
     folder = tmp_path_factory.mktemp("beam-rejudge")
-    chat = write_chat(folder).parent
-    write_questions(folder)
+    for number in CHATS:
+        write_chat(folder, number=number)
+        write_questions(folder, number=number, data=_asked_in(number))
+    chats = folder / "chats" / "100K"
     checkout = write_checkout(folder / "checkout")
     with serve([rubric_judge()]) as (url, fake):
         config = _config(folder / "run.toml", url, checkout)
         run = make_run(
             folder / "results", "beam", limit=QUESTIONS, config=config,
-            **{"dataset.path": str(chat), "models.judge": JUDGE},
+            **{"dataset.path": str(chats), "models.judge": JUDGE},
         )  # fmt: skip
         bodies = list(fake.raw)
     bundle, _ = bundle_run(run, folder / "beam.bundle.tar.gz")
+    answers = [f"beam/100K/{n}/results-lme-bench.json" for n in CHATS]
+    assert set(answers) <= set(read_members(bundle))
+    summary = json_of(read_members(bundle), "summary.json")
+    assert summary["beam"]["judges"][JUDGE]["judged"] == QUESTIONS
     rows = read_scores(run / "scores.parquet")
     assert {r.judge for r in rows} == {JUDGE} and len(rows) == QUESTIONS
     scores = {r.question_id: r.score for r in rows if r.score is not None}
-    return Bundled(bundle, chat, checkout, scores, _ids(rows), bodies)
+    return Bundled(bundle, chats, checkout, scores, _ids(rows), bodies)
 
 
-def _ids(rows: list[ScoreRow]) -> dict[str, str]:
-    """By ability, its question's id; information_extraction's first question (two items)."""
-    ids: dict[str, str] = {}
-    for row in rows:
+def _asked_in(number: int) -> dict[str, list[dict[str, Any]]]:
+    """The sample's probing questions, worded for chat `number` (a chat is found by its
+    questions' text)."""
+    return {
+        ability: [{**q, "question": f"{q['question']} (chat {number})"} for q in items]
+        for ability, items in QUESTIONS_OF_SAMPLE.items()
+    }
+
+
+def _ids(rows: list[ScoreRow]) -> dict[str, list[str]]:
+    """By ability, its questions' ids, sorted; information_extraction's first questions (two
+    rubric items) only."""
+    ids: dict[str, list[str]] = {}
+    for row in sorted(rows, key=lambda r: r.question_id):
         items = len(json.loads(row.raw_verdict)["item_scores"])
         if row.question_type != "information_extraction" or items == 2:
-            ids[row.question_type] = row.question_id
+            ids.setdefault(row.question_type, []).append(row.question_id)
     return ids
 
 
@@ -159,19 +177,20 @@ def test_the_same_judge_gives_every_score_again_from_the_runs_requests(
     bundled: Bundled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err, bodies = _rejudge(
-        capsys, tmp_path, bundled.bundle, rubric_judge(), bundled.checkout, bundled.chat
+        capsys, tmp_path, bundled.bundle, rubric_judge(), bundled.checkout, bundled.chats
     )
     assert code == 0, out + err
     assert sorted(bodies) == sorted(bundled.bodies)  # the run's requests, byte for byte
     # Every rubric item scores 1: each question 1.0, but event ordering's (its tau_norm: the
     # one response line aligned to the first of three events).
-    ordering = bundled.scores[bundled.ids["event_ordering"]]
-    assert ordering == pytest.approx(0.908248290463863)
-    assert [s for q, s in bundled.scores.items() if s != ordering] == [1.0] * 4
-    mean = (4 + ordering) / QUESTIONS
+    orderings = [bundled.scores[q] for q in bundled.ids["event_ordering"]]
+    assert orderings == [pytest.approx(0.908248290463863)] * 2
+    assert sorted(bundled.scores.values())[2:] == [1.0] * 8
+    mean = (8 + sum(orderings)) / QUESTIONS
+    assert f"{mean:.4f}" == "0.9816"
     assert (
-        f"ok: judged again by {JUDGE}: 5 of 5 scores equal (100.0%), mean absolute difference"
-        f" 0.0000, mean score {mean:.4f} rejudged vs {mean:.4f} in the bundle\n"
+        f"ok: judged again by {JUDGE}: 10 of 10 scores equal (100.0%), mean absolute difference"
+        " 0.0000, mean score 0.9816 rejudged vs 0.9816 in the bundle\n"
     ) in out
     assert out.rstrip().endswith("verified") and "FAILED" not in err
 
@@ -181,28 +200,27 @@ def test_a_judge_scoring_some_items_otherwise_fails_naming_the_figures_and_the_q
 ) -> None:
     otherwise = rubric_judge(frozenset({FAST, TABLE}))
     code, out, err, bodies = _rejudge(
-        capsys, tmp_path, bundled.bundle, otherwise, bundled.checkout, bundled.chat
+        capsys, tmp_path, bundled.bundle, otherwise, bundled.checkout, bundled.chats
     )
     assert code == 1, out + err
     assert sorted(bodies) == sorted(bundled.bodies)
-    ordering = bundled.scores[bundled.ids["event_ordering"]]
-    # information_extraction[0]: basil 1, fast 0 -> 0.5 (was 1.0); instruction_following's
-    # one item 0 -> 0.0 (was 1.0): 1.5 less in all.
-    differing = sorted(bundled.ids[a] for a in ("information_extraction", "instruction_following"))
+    # In each chat information_extraction[0]: basil 1, fast 0 -> 0.5 (was 1.0), and
+    # instruction_following's one item 0 -> 0.0 (was 1.0): 3.0 less over 10 questions.
+    differing = sorted(bundled.ids["information_extraction"] + bundled.ids["instruction_following"])
+    assert len(differing) == 4
     (line,) = [x for x in err.splitlines() if "--rejudge" in x]
     assert line == (
-        f"FAILED: --rejudge: judge {JUDGE}: equal scores below --min-agreement 95.0%: 3 of 5"
-        " scores equal (60.0%), mean absolute difference 0.3000, mean score"
-        f" {(2.5 + ordering) / 5:.4f} rejudged vs {(4 + ordering) / 5:.4f} in the bundle;"
-        f" differing: {', '.join(differing)}"
+        f"FAILED: --rejudge: judge {JUDGE}: equal scores below --min-agreement 95.0%: 6 of 10"
+        " scores equal (60.0%), mean absolute difference 0.3000, mean score 0.6816 rejudged vs"
+        f" 0.9816 in the bundle; differing: {', '.join(differing)}"
     )
     assert out.rstrip().endswith("not verified: 1 problem(s)")
     code, out, err, _ = _rejudge(
-        capsys, tmp_path, bundled.bundle, otherwise, bundled.checkout, bundled.chat,
+        capsys, tmp_path, bundled.bundle, otherwise, bundled.checkout, bundled.chats,
         "--min-agreement", "0.6",
     )  # fmt: skip
     assert code == 0, out + err
-    assert f"ok: judged again by {JUDGE}: 3 of 5 scores equal (60.0%)" in out
+    assert f"ok: judged again by {JUDGE}: 6 of 10 scores equal (60.0%)" in out
 
 
 def test_a_checkout_whose_prompt_file_differs_is_named_and_sent_nothing(
@@ -215,7 +233,7 @@ def test_a_checkout_whose_prompt_file_differs_is_named_and_sent_nothing(
     text = prompts.read_text()
     prompts.write_text(text.replace("not this one", "not this 0ne"))  # one byte
     code, out, err, bodies = _rejudge(
-        capsys, tmp_path, bundled.bundle, rubric_judge(), checkout, bundled.chat
+        capsys, tmp_path, bundled.bundle, rubric_judge(), checkout, bundled.chats
     )
     assert code == 1, out + err
     assert not bodies
@@ -231,7 +249,7 @@ def test_without_a_checkout_the_setting_is_named_and_nothing_is_sent(
     bundled: Bundled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err, bodies = _rejudge(
-        capsys, tmp_path, bundled.bundle, rubric_judge(), tmp_path / "nowhere", bundled.chat
+        capsys, tmp_path, bundled.bundle, rubric_judge(), tmp_path / "nowhere", bundled.chats
     )
     assert code == 1, out + err
     assert not bodies
@@ -255,7 +273,7 @@ def test_a_bundle_made_before_the_digests_were_recorded_is_not_judged_again(
 
     old = tampered(bundled.bundle, tmp_path / "old.tar.gz", older)
     code, out, err, bodies = _rejudge(
-        capsys, tmp_path, old, rubric_judge(), bundled.checkout, bundled.chat
+        capsys, tmp_path, old, rubric_judge(), bundled.checkout, bundled.chats
     )
     assert code == 1, out + err
     assert not bodies
@@ -278,12 +296,12 @@ def test_a_question_the_judge_fails_on_is_named_and_fails_the_bundle(
         return answer(body)
 
     code, out, err, _ = _rejudge(
-        capsys, tmp_path, bundled.bundle, reply, bundled.checkout, bundled.chat
+        capsys, tmp_path, bundled.bundle, reply, bundled.checkout, bundled.chats
     )
     assert code == 1, out + err
-    refused = bundled.ids["instruction_following"]
-    assert f"FAILED: --rejudge: judging failed for 1 question(s): {refused}\n" in err
+    refused = ", ".join(bundled.ids["instruction_following"])  # one in each chat
+    assert f"FAILED: --rejudge: judging failed for 2 question(s): {refused}\n" in err
     assert (
-        f"FAILED: --rejudge: judge {JUDGE}: 1 question(s) scored by one side only ({refused});"
-        " 4 of 4 scores equal (100.0%)"
+        f"FAILED: --rejudge: judge {JUDGE}: 2 question(s) scored by one side only ({refused});"
+        " 8 of 8 scores equal (100.0%)"
     ) in err
