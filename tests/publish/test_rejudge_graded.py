@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 from collections.abc import Callable, Iterator
@@ -305,3 +306,35 @@ def test_a_question_the_judge_fails_on_is_named_and_fails_the_bundle(
         f"FAILED: --rejudge: judge {JUDGE}: 2 question(s) scored by one side only ({refused});"
         " 8 of 8 scores equal (100.0%)"
     ) in err
+
+
+BEAM_REPO = os.environ.get("BEAM_REPO")
+
+
+@pytest.mark.skipif(
+    not BEAM_REPO,
+    reason="set BEAM_REPO to a BEAM checkout (git clone https://github.com/mohammadtavakoli78/BEAM)",
+)
+@pytest.mark.slow
+def test_a_run_on_a_real_chat_is_judged_again_with_the_checkouts_own_prompts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """100K chat 1 of the checkout, its 20 questions, judged by the rubric judge stand-in (its
+    replies fixed by each prompt) with the checkout's own prompts."""
+    checkout = Path(str(BEAM_REPO))
+    chat = checkout / "chats" / "100K" / "1"
+    config = tmp_path / "beam.toml"
+    config.write_text(f'[judge]\nbeam_repo = "{checkout}"\n')
+    run = make_run(tmp_path / "results", "beam", limit=20, config=config,
+                   **{"dataset.path": str(chat), "models.judge": "fake:rubric-judge"})  # fmt: skip
+    bundle, record = bundle_run(run, tmp_path / "beam.tar.gz")
+    assert record["prompts"]["own_judge"] == {
+        "beam": {"prompts": _digest(checkout / PROMPTS_FILE),
+                 "metrics": _digest(checkout / METRICS_FILE)}
+    }  # fmt: skip
+    capsys.readouterr()
+    code = main(["verify", str(bundle), "--dataset", str(chat), "--rejudge", "--config",
+                 str(config), "--min-agreement", "1"])  # fmt: skip
+    said = capsys.readouterr()
+    assert code == 0, said.out + said.err
+    assert "ok: judged again by fake:rubric-judge: 20 of 20 scores equal (100.0%)" in said.out
