@@ -31,6 +31,7 @@ from lme_bench.common.stop_signal import STOPPING, RunStopped, check_stopping
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.run import steps
+from lme_bench.run.builds import BuildUploads
 from lme_bench.run.failure_origin import copy_origin
 from lme_bench.run.transient import is_transient, retry_notice, scrubbed
 
@@ -160,22 +161,28 @@ class Batch:
     memory: steps.ConfiguredBackend | None = None
 
     def _work(
-        self, ref: QuestionRef, upstream: Any, memory: steps.ConfiguredBackend
+        self,
+        ref: QuestionRef,
+        upstream: Any,
+        memory: steps.ConfiguredBackend,
+        uploads: BuildUploads,
     ) -> Coroutine[Any, Any, Any]:
         if self.stage == "ingest":
-            return steps.ingest_question(ref, self.settings, self.scope, upstream, memory)
+            return steps.ingest_question(ref, self.settings, self.scope, upstream, memory, uploads)
         if self.stage == "retrieval":
             return steps.evaluate_question(ref, upstream, self.settings, memory)
         raise ValueError(f"stage {self.stage!r} is not run in batches")
 
     def run(self) -> list[Outcome[Any]]:
         """Every question, in this thread; an error whose text holds a secret comes back
-        masked."""
+        masked. The memory builds ingested are put to the build store while the next
+        question is ingested; a question whose put failed fails."""
         memory = self.memory or steps.configured_backend(self.settings)
+        uploads = BuildUploads(self.settings)
 
         def one(pair: tuple[QuestionRef, Any]) -> Any:
             try:
-                return asyncio.run(self._work(*pair, memory))
+                return asyncio.run(self._work(*pair, memory, uploads))
             except Exception as exc:
                 clean = scrubbed(exc, self.settings)
                 if clean is exc:
@@ -186,7 +193,22 @@ class Batch:
             return f"{self.stage} {pair[0].question_id} ({pair[0].question_type})"
 
         pairs = list(zip(self.refs, self.upstreams, strict=True))
-        return run_each(pairs, one, describe=describe)
+        outcomes = run_each(pairs, one, describe=describe)
+        return _with_puts(outcomes, uploads.finish(), self.settings)
+
+
+def _with_puts(
+    outcomes: list[Outcome[Any]], failed: dict[str, Exception], settings: Settings
+) -> list[Outcome[Any]]:
+    """The outcomes, an ingestion whose build was not put ending with that error."""
+    if not failed:
+        return outcomes
+    return [
+        Outcome(None, scrubbed(failed[o.value.build_object], settings), o.attempts)
+        if o.value is not None and getattr(o.value, "build_object", "") in failed
+        else o
+        for o in outcomes
+    ]
 
 
 def sendable(outcome: Outcome[Any]) -> Outcome[Any]:

@@ -4,8 +4,10 @@ When a build's ingestion completes, its memory is written to a file of its own
 (reference_memory/build_files.py) and put in the build store, `[memory] build_store` (a folder
 or an fsspec URL; with `[run] results_dir` at a URL, `<that URL>/memory-builds` by default),
 as `<memory id>/<sha256>.sqlite`; the ingestion's outcome records the object's name and its
-sha256. A later stage on a worker whose memory.sqlite lacks that memory fetches the object,
-checks its sha256 and merges it in before it searches. Objects are named by their content, so a
+sha256. Raw ingestion batches put their builds from background threads while the next
+question is ingested, and a question counts as ingested once its put is done. A later stage
+on a worker whose memory.sqlite lacks that memory fetches the object, checks its sha256 and
+merges it in before it searches. Objects are named by their content, so a
 build saved again never replaces the bytes an earlier outcome recorded.
 
 With no build store (the default) nothing here runs: every stage reads this machine's store.
@@ -15,7 +17,9 @@ Other backends' memories do not travel this way (docs/memory-systems.md says how
 from __future__ import annotations
 
 import hashlib
+import shutil
 import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,6 +38,7 @@ from lme_bench.results.store import RunStore, StorageError
 from lme_bench.results.store_retry import store_retry
 
 BUILDS_FOLDER = "memory-builds"  # under a results URL, when no build store is named
+UPLOAD_THREADS = 4  # puts at once from one process (BuildUploads)
 
 
 class MemoryBuildError(ValueError):
@@ -52,20 +57,77 @@ def build_store(settings: Settings) -> RunStore | None:
     return RunStore(root, store_retry(settings)) if root else None
 
 
+def _exported(outcome: IngestOutcome, settings: Settings, folder: Path) -> tuple[str, str, Path]:
+    """The outcome's memory written to a file in `folder`: its object name, sha256 and file."""
+    file = Path(folder) / "build.sqlite"
+    export_memory(memory_path(settings), outcome.memory_id, file)
+    sha256 = file_sha256(file)
+    return f"{outcome.memory_id}/{sha256}.sqlite", sha256, file
+
+
 def save_build(outcome: IngestOutcome, settings: Settings) -> IngestOutcome:
     """The outcome with its build saved to the build store (its object's name and sha256), or
-    as it is when there is no build store."""
+    as it is when there is no build store. An object is named by its content, so putting one
+    that is there already writes the same bytes."""
     store = build_store(settings)
     if store is None:
         return outcome
     with tempfile.TemporaryDirectory(prefix="lme-build-") as folder:
-        file = Path(folder) / "build.sqlite"
-        export_memory(memory_path(settings), outcome.memory_id, file)
-        sha256 = file_sha256(file)
-        name = f"{outcome.memory_id}/{sha256}.sqlite"
-        if not store.exists(name):
-            store.put_file(name, file)
+        name, sha256, file = _exported(outcome, settings, Path(folder))
+        store.put_file(name, file)
     return replace(outcome, build_object=name, build_sha256=sha256)
+
+
+class BuildUploads:
+    """Builds saved as `save_build` does, but put by background threads while the next
+    question is ingested (the raw ingestion batches: the put is mostly waiting on the store).
+    `finish` waits for every put; an outcome counts as saved only once it returns without an
+    error for it."""
+
+    def __init__(self, settings: Settings, threads: int = UPLOAD_THREADS) -> None:
+        self.settings = settings
+        self.store = build_store(settings)
+        self.threads = threads
+        self._pool: ThreadPoolExecutor | None = None
+        self._puts: dict[str, Future[None]] = {}
+
+    def save(self, outcome: IngestOutcome) -> IngestOutcome:
+        """The outcome with its build exported now and its put queued (as it is without a
+        build store)."""
+        if self.store is None:
+            return outcome
+        folder = Path(tempfile.mkdtemp(prefix="lme-build-"))
+        try:
+            name, sha256, file = _exported(outcome, self.settings, folder)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="build-put")
+        self._puts[name] = self._pool.submit(self._put, self.store, name, file)
+        return replace(outcome, build_object=name, build_sha256=sha256)
+
+    @staticmethod
+    def _put(store: RunStore, name: str, file: Path) -> None:
+        try:
+            store.put_file(name, file)
+        finally:
+            shutil.rmtree(file.parent, ignore_errors=True)
+
+    def finish(self) -> dict[str, Exception]:
+        """Wait for every queued put; the error of each that failed, by object name."""
+        errors = {}
+        for name, put in self._puts.items():
+            error = put.exception()
+            if isinstance(error, Exception):
+                errors[name] = error
+            elif error is not None:  # an interrupt in a put's thread ends the batch
+                raise error
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self._puts = {}
+        return errors
 
 
 def build_available(outcome: IngestOutcome, settings: Settings) -> bool:

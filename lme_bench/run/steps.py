@@ -46,8 +46,8 @@ from lme_bench.results.manifest import package_versions
 from lme_bench.results.qa_tables import HypothesisRow, ScoreRow
 from lme_bench.retrieval import stage as retrieval
 from lme_bench.retrieval.official_ids import RetrievalRow, failed_rows
+from lme_bench.run.builds import BuildUploads, save_build
 from lme_bench.run.builds import fetch_build as fetch_build
-from lme_bench.run.builds import save_build
 from lme_bench.run.failure_origin import exception_text
 
 
@@ -147,12 +147,14 @@ async def ingest_question(
     run_id: str,
     location: MemoryLocation | None = None,
     memory: ConfiguredBackend | None = None,
+    uploads: BuildUploads | None = None,
 ) -> IngestOutcome:
     """Ingest the question's build (lme_bench.ingest.question) into the run's memory system
     (`memory`, derived from `settings` when not given), then save it to the build store where
-    there is one (lme_bench.run.builds), so a worker sharing no disk can use it."""
+    there is one (lme_bench.run.builds), so a worker sharing no disk can use it: now, or
+    queued on `uploads` (whose caller waits for the put)."""
     outcome = await ingestion.ingest_question(ref, settings, run_id, location, memory)
-    return save_build(outcome, settings)
+    return uploads.save(outcome) if uploads is not None else save_build(outcome, settings)
 
 
 async def evaluate_question(

@@ -105,3 +105,58 @@ def test_a_build_store_changes_no_cache_key(tmp_path: Path) -> None:
         for stage in ("ingest", "retrieval", "answer", "judge")
     }
     assert all(len(found) == 1 and None not in found for found in keys.values()), keys
+
+
+def _ingest_batch(settings: Settings) -> list[Any]:
+    """The questions ingested as a raw ingestion batch runs them (lme_bench.run.batch)."""
+    from lme_bench.run.batch import Batch
+
+    refs = _refs(settings)
+    located = asyncio.run(steps.locate_memories([r.build for r in refs], settings, "travel"))
+    return Batch("ingest", refs, [located[r.build] for r in refs], settings, "travel").run()
+
+
+def test_a_batch_puts_every_build_before_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The puts run beside the next question's ingestion; each object is whole in the store,
+    with the sha256 its outcome records, once the batch returns, and no export is left."""
+    import hashlib
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "builds"
+    outcomes = _ingest_batch(_settings(tmp_path, str(store)))
+    assert [o.error for o in outcomes] == [None] * QUESTIONS
+    for outcome in (o.value for o in outcomes):
+        data = (store / outcome.build_object).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == outcome.build_sha256
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_question_whose_put_failed_fails_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lme_bench.results.store import StoreUnavailable
+
+    monkeypatch.chdir(tmp_path)
+    settings = _settings(tmp_path, str(tmp_path / "builds"))
+    refused: list[str] = []  # the first object put, whichever question's it is
+    put = RunStore.put_file
+
+    def put_file(self: RunStore, name: str, source: Path) -> None:
+        if not refused or refused == [name]:
+            refused[:] = [name]
+            raise StoreUnavailable(f"{self.url(name)}: the store did not answer")
+        put(self, name, source)
+
+    monkeypatch.setattr(RunStore, "put_file", put_file)
+    outcomes = _ingest_batch(settings)
+    failed = [o for o in outcomes if o.error is not None]
+    saved = [o.value for o in outcomes if o.error is None]
+    assert len(failed) == 1 and failed[0].value is None
+    assert f"{refused[0]}: the store did not answer" in str(failed[0].error)
+    assert len(saved) == 1 and saved[0].build_object != refused[0]
+    assert (tmp_path / "builds" / saved[0].build_object).is_file()
