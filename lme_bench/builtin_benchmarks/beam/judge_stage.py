@@ -8,7 +8,8 @@ rows out and the report shows BEAM's own figures (beam.report). `raw_verdict` ho
 the figures BEAM's evaluator writes for the question (JSON). There is no fallback row: without
 an LLM judge a BEAM question has no official score. The judge gets temperature 0, as BEAM's
 evaluator sets it, and an output cap of its own (the LongMemEval judge's 10 tokens would cut
-the JSON reply short).
+the JSON reply short); the run's manifest records that request, read from the calls themselves
+(`beam_request_shapes`).
 """
 
 from __future__ import annotations
