@@ -24,6 +24,7 @@ from lme_bench.results.run_summary import RunSummary
 BUNDLE_VERSION = 1
 MANIFEST = "BUNDLE.json"
 SIGNATURE = "BUNDLE.sig"
+REQUEST_RECORDS = ("judge_requests", "own_judge_requests")  # manifest `models` keys kept per judge
 
 
 def run_folder(run: str, results_dir: Path) -> Path:
@@ -36,9 +37,6 @@ def run_folder(run: str, results_dir: Path) -> Path:
 
 def _digest(data: bytes) -> dict[str, Any]:
     return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-
-
-REQUEST_RECORDS = ("judge_requests", "own_judge_requests")  # manifest `models` keys kept per judge
 
 
 def _own_requests(models: dict[str, Any], name: str) -> dict[str, Any]:

@@ -175,6 +175,7 @@ def check_beam_judging(settings: Settings) -> None:
     if settings.judge.batch and (settings.models.judge or settings.judge.second_model):
         raise BeamJudgingError(NO_BATCH)
     beam_judges(settings)
+    beam_request_shapes(settings)  # what the manifest will record, read before any work
 
 
 def estimated_calls(
