@@ -113,10 +113,17 @@ class OwnJudge(Protocol):
     its models and prompts built): the judge stage calls it once per run, before the run's
     first question of the benchmark, rather than have each question build them; and
     `prompts_setting`, the setting naming where it reads its prompts from (`"[judge]
-    beam_repo"`), for `verify --rejudge` to name when they differ from a bundle's.
+    beam_repo"`), for `verify --rejudge` to name when they differ from a bundle's; and
+    `request_shapes(settings)`, each LLM judge's request as it sends it ("provider:model" -> a
+    record of the form of lme_bench.judge.request_shapes.RequestShape.record: family,
+    endpoint, body without the messages).
 
     A run records its `cache_part` in manifest.json (`prompts.own_judge.<benchmark>`), so
-    `verify --rejudge` judges a bundle again only with a judge whose part is the same."""
+    `verify --rejudge` judges a bundle again only with a judge whose part is the same, and its
+    `request_shapes` (`models.own_judge_requests.<benchmark>`), which `verify --rejudge`
+    compares with what the judge set up there sends. The questions of a benchmark with an own
+    judge are not sent the LLM judge's yes/no request: `models.judge_requests` records that
+    request only for a run with questions of another benchmark."""
 
     async def score(self, ref: Any, hypothesis: Any, settings: Any) -> list[Any]:
         """The question's score rows (lme_bench.results.qa_tables.ScoreRow, `score` set)."""

@@ -79,3 +79,13 @@ def judge_request_shapes(settings: Settings) -> dict[str, dict[str, Any]]:
             spec = parse_model("judge", text, settings)
             shapes[spec.label] = request_shape(spec.kind, spec.model).record(spec.model)
     return shapes
+
+
+def own_judge_request_shapes(own: Any, settings: Settings) -> dict[str, dict[str, Any]] | None:
+    """A benchmark's own judge's requests (its optional `request_shapes` hook,
+    lme_bench.benchmarks.scoring_hooks.OwnJudge); None for a judge without the hook."""
+    shapes = getattr(own, "request_shapes", None)
+    if shapes is None:
+        return None
+    found: dict[str, dict[str, Any]] = shapes(settings)
+    return found

@@ -49,6 +49,12 @@ class AnthropicChat:
         self.temperature = temperature
         self._api = api
 
+    def request_fields(self) -> dict[str, Any]:
+        """The body's fields besides its turns and system text, as `ainvoke` sends them."""
+        body = messages_body(self.model, [], self.max_tokens, self.temperature)
+        del body["messages"]
+        return body
+
     async def ainvoke(self, messages: Sequence[BaseMessage], /) -> AIMessage:
         body = messages_body(self.model, messages, self.max_tokens, self.temperature)
         return await self._api.create(body)

@@ -24,6 +24,7 @@ from lme_bench.results.run_summary import RunSummary
 BUNDLE_VERSION = 1
 MANIFEST = "BUNDLE.json"
 SIGNATURE = "BUNDLE.sig"
+REQUEST_RECORDS = ("judge_requests", "own_judge_requests")  # manifest `models` keys kept per judge
 
 
 def run_folder(run: str, results_dir: Path) -> Path:
@@ -38,19 +39,34 @@ def _digest(data: bytes) -> dict[str, Any]:
     return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
+def _own_requests(models: dict[str, Any], name: str) -> dict[str, Any]:
+    """The requests judge `name` sent as a benchmark's own judge, by benchmark."""
+    own = models.get("own_judge_requests") or {}
+    return {benchmark: own[benchmark][name] for benchmark in sorted(own) if name in own[benchmark]}
+
+
 def _judges(manifest: dict[str, Any], summary: RunSummary) -> dict[str, Any]:
-    """Each judge: its request shape (from the manifest), its prompt version and digests."""
-    requests = (manifest.get("models") or {}).get("judge_requests") or {}
+    """Each judge: its request shapes (from the manifest: the yes/no request, and what it sent
+    as a benchmark's own judge), its kind, prompt version and digests. A judge that sent a
+    benchmark's own judge's requests is an LLM judge: summary.json's `qa` holds no record of
+    it when its questions give scores, not verdicts (BEAM's)."""
+    models = manifest.get("models") or {}
+    requests = models.get("judge_requests") or {}
+    own = models.get("own_judge_requests") or {}
     judges = ((summary.qa or {}).get("judges")) or {}
     found: dict[str, Any] = {}
-    for name in sorted(set(requests) | set(judges)):
+    own_names = {name for shapes in own.values() for name in shapes}
+    for name in sorted(set(requests) | set(judges) | own_names):
         record = judges.get(name) or {}
+        own_requests = _own_requests(models, name)
         found[name] = {
-            "kind": record.get("kind"),
+            "kind": record.get("kind") or ("llm" if own_requests else None),
             "prompt_version": record.get("prompt_version"),
             "prompt_sha256": record.get("prompt_sha256"),
             "request": requests.get(name),
         }
+        if own_requests:
+            found[name]["own_judge_requests"] = own_requests
     return found
 
 
@@ -74,7 +90,7 @@ def bundle_manifest(
         },
         "config_digest": manifest.get("config_digest"),
         "models": {
-            k: v for k, v in (manifest.get("models") or {}).items() if k != "judge_requests"
+            k: v for k, v in (manifest.get("models") or {}).items() if k not in REQUEST_RECORDS
         },
         "prompts": manifest.get("prompts"),
         "judges": _judges(manifest, summary),

@@ -22,7 +22,7 @@ from lme_bench.ingest.question import IngestOutcome
 from lme_bench.ingest.records import SessionRecord
 from lme_bench.ingest.titles import memory_titles
 from lme_bench.judge.calibration.successor import manifest_record, successor_record
-from lme_bench.judge.family_requests import judge_request_shapes
+from lme_bench.judge.family_requests import judge_request_shapes, own_judge_request_shapes
 from lme_bench.judge.prompts import judge_prompts
 from lme_bench.qa.reader import load_qa_prompts
 from lme_bench.report.regression import with_baseline
@@ -107,6 +107,26 @@ def _own_judge_parts(settings: Settings, benchmarks: list[str]) -> dict[str, Any
         if part is not None:
             parts[name] = part
     return parts
+
+
+def _judge_requests(settings: Settings, benchmarks: list[str]) -> dict[str, Any]:
+    """The manifest's records of the judges' requests: `judge_requests`, the LLM judge's
+    yes/no request, when some question's benchmark has no judge of its own (or the run has no
+    question), and `own_judge_requests.<benchmark>` for each benchmark whose own judge says
+    what it sends (BEAM's: its rubric judge's calls), kept out when there is none."""
+    if "judge" not in settings.stages:
+        return {"judge_requests": {}}
+    owns = {name: scoring_of(name, settings.dataset.benchmark).own_judge for name in benchmarks}
+    verdicts = not owns or any(own is None for own in owns.values())
+    found: dict[str, Any] = {"judge_requests": judge_request_shapes(settings) if verdicts else {}}
+    own_requests = {
+        name: shapes
+        for name, own in owns.items()
+        if own is not None and (shapes := own_judge_request_shapes(own, settings))
+    }
+    if own_requests:
+        found["own_judge_requests"] = own_requests
+    return found
 
 
 def _prompt_hashes(settings: Settings, benchmarks: list[str]) -> dict[str, Any]:
@@ -328,6 +348,7 @@ def write_run(
         write_report(run_dir, title, markdown, summary, refs, tables, results.failed, excerpts)
     else:  # no report.html, but the tables of what ran: the command line prints summary.md
         write_summary(run_dir, markdown, summary)
+    benchmarks_of_questions = sorted({r.benchmark or DEFAULT_BENCHMARK for r in refs})
     manifest = build_manifest(
         run_id=run_id,
         series=series,
@@ -357,11 +378,9 @@ def write_run(
             "qa": settings.models.qa,
             "judge": settings.models.judge,
             "second_judge": settings.judge.second_model,
-            "judge_requests": (
-                judge_request_shapes(settings) if "judge" in settings.stages else {}
-            ),
+            **_judge_requests(settings, benchmarks_of_questions),
         },
-        prompts=_prompt_hashes(settings, sorted({r.benchmark or DEFAULT_BENCHMARK for r in refs})),
+        prompts=_prompt_hashes(settings, benchmarks_of_questions),
         batches=manifest_entries(run_dir),
         judge_profile=(
             manifest_record(summary["qa"]["judge_profile"])

@@ -7,7 +7,9 @@ BUNDLE.json `prompts.own_judge.<benchmark>`: the judge's `cache_part`, BEAM's th
 the checkout's prompt files). Here the same judge must read the same: its `check` passes on
 the settings (`--config`, the environment) and its `cache_part` is the recorded one, else one
 problem names the judges, what differs and the setting, and nothing is sent. A bundle made
-before the digests were recorded cannot show its judge and is not judged again.
+before the digests were recorded cannot show its judge and is not judged again. The requests
+the judge sends (its `request_shapes`) must be those the bundle records it sent
+(`judges.<name>.own_judge_requests.<benchmark>`), else one problem names the judge and both.
 
 The bundle's answers files (its answers format's `run_file`, BEAM's one per chat) are judged
 by the `score` path, once each. Per judge, each question's first score (repeat 0) is paired
@@ -30,6 +32,7 @@ from typing import Any
 
 from lme_bench.benchmarks.scoring_hooks import OwnJudge
 from lme_bench.config.settings import ConfigError, Settings, load_settings
+from lme_bench.judge.family_requests import own_judge_request_shapes
 from lme_bench.results.qa_tables import ScoreRow
 from lme_bench.results.run_summary import RunSummary
 from lme_bench.score.rejudged import (
@@ -37,9 +40,9 @@ from lme_bench.score.rejudged import (
     bundled_rows,
     first_rows,
     judge_again,
+    own_request_problems,
     percent,
     rejudge_settings,
-    request_problems,
 )
 
 TOLERANCE = 1e-9  # two scores this close are equal
@@ -217,7 +220,9 @@ def rejudge_graded(
             return [no_record_problem(summary.benchmark)], []
         settings = rejudge_settings(load_settings(config), judges)
         problems = same_own_judge_problems(own, recorded, settings, judges)
-        problems = problems or request_problems(record, settings, judges)
+        problems = problems or own_request_problems(
+            record, summary.benchmark, own_judge_request_shapes(own, settings), judges
+        )
         if problems:
             return problems, []
         again = judge_again(members, names, dataset, settings, folder / "again")

@@ -48,19 +48,44 @@ def rejudge_settings(given: Settings, judges: list[str]) -> Settings:
     return given.model_copy(update={"judge": judge, "models": models, "run": run})
 
 
-def request_problems(record: dict[str, Any], settings: Settings, judges: list[str]) -> list[str]:
-    """Where a judge set up here sends another request shape than the bundle records."""
-    shapes = judge_request_shapes(settings)
+def _shape_problems(
+    recorded: Mapping[str, Any], shapes: Mapping[str, Any], judges: list[str], what: str
+) -> list[str]:
     problems = []
     for name in judges:
-        recorded = (record.get("judges") or {}).get(name) or {}
-        if recorded.get("request") is not None and recorded["request"] != shapes.get(name):
+        if recorded.get(name) is not None and recorded[name] != shapes.get(name):
             problems.append(
-                f"--rejudge: judge {name}: the bundle's request shape is"
-                f" {json.dumps(recorded['request'], sort_keys=True)}; this lme-bench sends"
+                f"--rejudge: judge {name}: the bundle's request shape{what} is"
+                f" {json.dumps(recorded[name], sort_keys=True)}; this lme-bench sends"
                 f" {json.dumps(shapes.get(name), sort_keys=True)}"
             )
     return problems
+
+
+def _recorded_judges(record: dict[str, Any]) -> dict[str, Any]:
+    return {name: found or {} for name, found in (record.get("judges") or {}).items()}
+
+
+def request_problems(record: dict[str, Any], settings: Settings, judges: list[str]) -> list[str]:
+    """Where a judge set up here sends another yes/no request shape than the bundle records."""
+    recorded = {name: found.get("request") for name, found in _recorded_judges(record).items()}
+    return _shape_problems(recorded, judge_request_shapes(settings), judges, "")
+
+
+def own_request_problems(
+    record: dict[str, Any], benchmark: str, shapes: Mapping[str, Any] | None, judges: list[str]
+) -> list[str]:
+    """Where a judge set up here as `benchmark`'s own judge (sending `shapes`; None: a judge
+    that does not say) sends another request than the bundle records it sent as that judge
+    (BUNDLE.json `judges.<name>.own_judge_requests.<benchmark>`; a bundle made before these
+    were recorded has none to compare)."""
+    if shapes is None:
+        return []
+    recorded = {
+        name: (found.get("own_judge_requests") or {}).get(benchmark)
+        for name, found in _recorded_judges(record).items()
+    }
+    return _shape_problems(recorded, shapes, judges, f" for its {benchmark} questions")
 
 
 def answers_files_of(members: Mapping[str, bytes], summary: RunSummary) -> list[str]:

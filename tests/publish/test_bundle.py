@@ -46,6 +46,20 @@ def test_the_bundle_lists_every_file_with_its_digest(finished: Path, tmp_path: P
     assert record["code_version"] == manifest["code_version"]
     judge = record["judges"]["fake:match-judge"]
     assert judge["request"] == manifest["models"]["judge_requests"]["fake:match-judge"]
+    # The yes/no judge's record as bundles have always held it; no own judge's requests.
+    assert judge["request"] == {
+        "family": "fake",
+        "endpoint": "in process (no request)",
+        "body": {
+            "model": "match-judge",
+            "messages": [{"role": "user", "content": "<prompt>"}],
+            "temperature": 0.0,
+            "max_tokens": 10,
+        },
+        "differs_from_official": "the scripted fake model: nothing is sent",
+    }
+    assert set(judge) == {"kind", "prompt_version", "prompt_sha256", "request"}
+    assert judge["kind"] == "llm" and "own_judge_requests" not in manifest["models"]
     assert judge["prompt_sha256"] and judge["prompt_version"] == "lme-bench-judge-v2"
     assert record["prompts"] == manifest["prompts"]
     # The parquet tables go in as the run wrote them.

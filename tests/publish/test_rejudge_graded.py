@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from lme_bench.builtin_benchmarks.beam.judge_stage import BEAM_JUDGE_MAX_TOKENS
 from lme_bench.cli import main
 from lme_bench.publish.archive import read_members
 from lme_bench.publish.pack import bundle_run
@@ -71,6 +72,7 @@ class Bundled:
     scores: dict[str, float]  # question id -> the bundle's score
     ids: dict[str, list[str]]  # ability -> its questions' ids (information_extraction: [0]'s)
     bodies: list[bytes]  # every judge request of the run, as sent
+    requests: list[dict[str, Any]]  # the same, parsed
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -103,7 +105,7 @@ def bundled(tmp_path_factory: pytest.TempPathFactory, _key: None) -> Bundled:
             folder / "results", "beam", limit=QUESTIONS, config=config,
             **{"dataset.path": str(chats), "models.judge": JUDGE},
         )  # fmt: skip
-        bodies = list(fake.raw)
+        bodies, requests = list(fake.raw), list(fake.requests)
     bundle, _ = bundle_run(run, folder / "beam.bundle.tar.gz")
     answers = [f"beam/100K/{n}/results-lme-bench.json" for n in CHATS]
     assert set(answers) <= set(read_members(bundle))
@@ -112,7 +114,7 @@ def bundled(tmp_path_factory: pytest.TempPathFactory, _key: None) -> Bundled:
     rows = read_scores(run / "scores.parquet")
     assert {r.judge for r in rows} == {JUDGE} and len(rows) == QUESTIONS
     scores = {r.question_id: r.score for r in rows if r.score is not None}
-    return Bundled(bundle, chats, checkout, scores, _ids(rows), bodies)
+    return Bundled(bundle, chats, checkout, scores, _ids(rows), bodies, requests)
 
 
 def _asked_in(number: int) -> dict[str, list[dict[str, Any]]]:
@@ -172,6 +174,60 @@ def test_the_run_and_its_bundle_record_the_digests_its_own_judge_read(
     # A benchmark judged by yes/no verdicts has no judge of its own to record.
     longmemeval = make_run(tmp_path / "results", "lme")
     assert "own_judge" not in json.loads((longmemeval / "manifest.json").read_text())["prompts"]
+
+
+def test_the_run_and_its_bundle_record_the_request_its_own_judge_sent(bundled: Bundled) -> None:
+    members = read_members(bundled.bundle)
+    models = json_of(members, "manifest.json")["models"]
+    (recorded,) = models["own_judge_requests"]["beam"].values()
+    assert models["own_judge_requests"] == {"beam": {JUDGE: recorded}}
+    assert models["judge_requests"] == {}  # no question was sent the yes/no request
+    assert recorded["family"] == "beam-judge"
+    assert recorded["endpoint"] == "POST /chat/completions"
+    # Every request the server received (rubric items, event ordering's equivalence questions
+    # with their system text) is the recorded body and its messages, field by field.
+    assert len(bundled.requests) > QUESTIONS
+    assert any(r["messages"][0]["role"] == "system" for r in bundled.requests)
+    for request in bundled.requests:
+        sent = {k: v for k, v in request.items() if k != "messages"}
+        assert sent == recorded["body"]
+        assert sent["model"] == "gpt-4o-2024-08-06"
+        assert sent["max_tokens"] == BEAM_JUDGE_MAX_TOKENS
+        assert sent["temperature"] == 0 and sent["stream"] is False
+    judge = json_of(members, "BUNDLE.json")["judges"][JUDGE]
+    assert judge == {
+        "kind": "llm",
+        "prompt_version": None,
+        "prompt_sha256": None,
+        "request": None,
+        "own_judge_requests": {"beam": recorded},
+    }
+    assert "own_judge_requests" not in json_of(members, "BUNDLE.json")["models"]
+
+
+def test_a_bundle_whose_recorded_request_was_edited_is_named_and_sent_nothing(
+    bundled: Bundled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def edited(members: dict[str, bytes]) -> None:
+        record = json_of(members, "BUNDLE.json")
+        request = record["judges"][JUDGE]["own_judge_requests"]["beam"]
+        request["body"]["max_tokens"] = 10
+        members["BUNDLE.json"] = (json.dumps(record, indent=2) + "\n").encode()
+
+    bundle = tampered(bundled.bundle, tmp_path / "edited.tar.gz", edited)
+    code, out, err, bodies = _rejudge(
+        capsys, tmp_path, bundle, rubric_judge(), bundled.checkout, bundled.chats
+    )
+    assert code == 1, out + err
+    assert not bodies
+    models = json_of(read_members(bundled.bundle), "manifest.json")["models"]
+    sent = models["own_judge_requests"]["beam"][JUDGE]
+    claimed = {**sent, "body": {**sent["body"], "max_tokens": 10}}
+    assert err.splitlines() == [
+        f"FAILED: --rejudge: judge {JUDGE}: the bundle's request shape for its beam questions"
+        f" is {json.dumps(claimed, sort_keys=True)}; this lme-bench sends"
+        f" {json.dumps(sent, sort_keys=True)}"
+    ]
 
 
 def test_the_same_judge_gives_every_score_again_from_the_runs_requests(

@@ -8,7 +8,8 @@ rows out and the report shows BEAM's own figures (beam.report). `raw_verdict` ho
 the figures BEAM's evaluator writes for the question (JSON). There is no fallback row: without
 an LLM judge a BEAM question has no official score. The judge gets temperature 0, as BEAM's
 evaluator sets it, and an output cap of its own (the LongMemEval judge's 10 tokens would cut
-the JSON reply short).
+the JSON reply short); the run's manifest records that request, read from the calls themselves
+(`beam_request_shapes`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from lme_bench.common.limits import provider_limiter
 from lme_bench.config.settings import ConfigError, ModelsSettings, Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.providers.calls import ChatCall, set_call_columns
+from lme_bench.providers.chat_requests import chat_request_record
 from lme_bench.providers.factory import (
     ModelSpec,
     build_chat_model,
@@ -48,6 +50,12 @@ PROMPT_VERSION = "beam-official"
 BEAM_JUDGE_MAX_TOKENS = 2048
 """Output tokens per BEAM judge reply (BEAM's evaluator sets no cap; a reply is a short JSON)."""
 REPLY_CHARS = 500  # of an unreadable reply kept in the row
+REQUEST_FAMILY = "beam-judge"  # the family its requests are recorded under in the manifest
+REQUEST_DIFFERS = (
+    "BEAM's own judge: temperature 0 as BEAM's evaluator sets it, and an output cap of"
+    f" {BEAM_JUDGE_MAX_TOKENS} tokens where the evaluator sets none; the messages (a rubric"
+    " item's prompt, or an equivalence question with its system text) are left out"
+)
 
 
 class BeamJudgingError(ConfigError):
@@ -122,21 +130,41 @@ def _beam_model(spec: ModelSpec, settings: Settings, models: ModelsSettings) -> 
     return own if own is not None else build_chat_model(spec, models, BEAM_JUDGE_MAX_TOKENS)
 
 
-def beam_judges(settings: Settings) -> list[NamedBeamJudge]:
-    """The run's LLM judges set up for BEAM; none when the run has no LLM judge."""
-    texts = [t for t in (settings.models.judge, settings.judge.second_model) if t]
-    if not texts:
-        return []
-    prompts = beam_prompts(settings)
+def _judge_texts(settings: Settings) -> list[str]:
+    return [t for t in (settings.models.judge, settings.judge.second_model) if t]
+
+
+def _beam_calls(settings: Settings) -> list[tuple[ModelSpec, ChatCall]]:
+    """Each LLM judge's chat call as BEAM's judge makes it (temperature 0, BEAM's cap)."""
     models = settings.models.model_copy(update={"temperature": 0.0})
     found = []
-    for text in texts:
+    for text in _judge_texts(settings):
         spec = parse_model("judge", text, settings)
-        model = _beam_model(spec, settings, models)
+        found.append((spec, _beam_model(spec, settings, models)))
+    return found
+
+
+def beam_judges(settings: Settings) -> list[NamedBeamJudge]:
+    """The run's LLM judges set up for BEAM; none when the run has no LLM judge."""
+    if not _judge_texts(settings):
+        return []
+    prompts = beam_prompts(settings)
+    found = []
+    for spec, model in _beam_calls(settings):
         policy = retry_policy(spec, settings.models)
         limiter = provider_limiter(settings, spec.provider)
         found.append(NamedBeamJudge(spec.label, BeamJudge(model, prompts, policy, limiter)))
     return found
+
+
+def beam_request_shapes(settings: Settings) -> dict[str, dict[str, Any]]:
+    """For the run manifest: each LLM judge's request as BEAM's judge sends it ("provider:model"
+    -> its record: REQUEST_FAMILY, the endpoint, the body without the messages), read from the
+    very chat calls `beam_judges` builds."""
+    return {
+        spec.label: chat_request_record(spec, call, REQUEST_FAMILY, REQUEST_DIFFERS)
+        for spec, call in _beam_calls(settings)
+    }
 
 
 def check_beam_judging(settings: Settings) -> None:
@@ -147,6 +175,7 @@ def check_beam_judging(settings: Settings) -> None:
     if settings.judge.batch and (settings.models.judge or settings.judge.second_model):
         raise BeamJudgingError(NO_BATCH)
     beam_judges(settings)
+    beam_request_shapes(settings)  # what the manifest will record, read before any work
 
 
 def estimated_calls(
@@ -265,6 +294,10 @@ class RubricJudge:
 
     def check(self, settings: Settings) -> None:
         check_beam_judging(settings)
+
+    def request_shapes(self, settings: Settings) -> dict[str, dict[str, Any]]:
+        """Each LLM judge's request as this judge sends it, for the manifest."""
+        return beam_request_shapes(settings)
 
     def cache_part(self, settings: Settings) -> dict[str, str] | None:
         """The digests of the checkout's files the judge reads its prompts from, not its path

@@ -57,6 +57,11 @@ class Anthropic(Provider):
         chat = AnthropicChat(spec.model, api, max_tokens, temperature=models.temperature or 0.0)
         return CallerNamed(chat, self.caller(spec))
 
+    def chat_request(self, spec: ModelSpec, call: Any) -> tuple[str, dict[str, Any]]:
+        """The Messages API body `call` (this kind's `chat_call`) sends, its turns and system
+        text left out."""
+        return "POST /v1/messages", call.request_fields()
+
     def batch_job_api(self, spec: ModelSpec, timeout_s: float) -> BatchJobApi:
         from lme_bench.providers.batch_jobs.clients import anthropic_batch_job_client
 

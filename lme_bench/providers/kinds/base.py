@@ -98,6 +98,12 @@ class Provider:
         None: the kind's chat model (lme_bench.providers.factory.build_chat_model)."""
         return None
 
+    def chat_request(self, spec: ModelSpec, call: Any) -> tuple[str, dict[str, Any]]:
+        """The endpoint and the body fields, the messages left out, that `call` sends: this
+        kind's `chat_call`, else its chat model, as built (read from the call itself, so the
+        record is what goes out)."""
+        raise ValueError(f"chat request shape: unsupported provider kind {self.kind!r}")
+
     def judge_shape(self, model: str) -> RequestShape:
         raise ValueError(f"judge request shape: unsupported provider kind {self.kind!r}")
 

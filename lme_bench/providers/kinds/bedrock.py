@@ -67,6 +67,13 @@ class Bedrock(Provider):
             spec.model, settings.region, settings.base_url, models.timeout_s, **common
         )
 
+    def chat_request(self, spec: ModelSpec, call: Any) -> tuple[str, dict[str, Any]]:
+        """The Converse parameters langchain-aws builds for a call (its own builder), the model
+        id in the URL, the messages and system blocks left out."""
+        params = dict(call._converse_params())
+        params.pop("modelId", None)
+        return f"POST /model/{spec.model}/converse", params
+
     def judge_shape(self, model: str) -> RequestShape:
         return RequestShape(
             "bedrock-converse",

@@ -40,6 +40,10 @@ class Fake(Provider):
             max_tokens=max_tokens,
         )
 
+    def chat_request(self, spec: ModelSpec, call: Any) -> tuple[str, dict[str, Any]]:
+        """Nothing is sent: the model and the cap the scripted model was built with."""
+        return "in process (no request)", {"model": spec.model, "max_tokens": call.max_tokens}
+
     def judge_shape(self, model: str) -> RequestShape:
         return RequestShape(
             "fake",

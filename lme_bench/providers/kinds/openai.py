@@ -65,6 +65,16 @@ class OpenAI(Provider):
     def cap_fields(self, common: dict[str, Any]) -> dict[str, Any]:
         return common
 
+    def chat_request(self, spec: ModelSpec, call: Any) -> tuple[str, dict[str, Any]]:
+        """The payload LangChain's model builds for a call (its own builder, the one its calls
+        use), with `extra_body` merged in as the `openai` SDK sends it."""
+        from langchain_core.messages import HumanMessage
+
+        payload = dict(call._get_request_payload([HumanMessage("")]))
+        payload.pop("messages", None)
+        payload |= payload.pop("extra_body", None) or {}
+        return "POST /chat/completions", payload
+
     def judge_shape(self, model: str) -> RequestShape:
         if judge_shapes.is_openai_reasoning(model):
             return judge_shapes.openai_reasoning_shape(model)
