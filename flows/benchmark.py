@@ -237,6 +237,8 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     stopped.running(None)  # its summary is written: a stop from here on leaves it be
     if "report" in settings.stages:
         _publish(report, settings, request.compare_to)
+    if _deployed(request):  # the run is at its URL: the worker keeps no copy of it
+        drop_working_copy(settings.run.results_url, plan.run_dir)
     return _outcome(report, results, collector, len(refs), from_cache, settings.run.results_url)
 
 
@@ -246,6 +248,11 @@ def _publish(report: finish.RunReport, settings: Settings, compare_to: str | Non
     artifacts.publish_history(report, settings.run.link_base, settings.run.results_url)
     if compare_to:
         artifacts.publish_comparison(compare_to, report, settings.run.link_base)
+
+
+def _deployed(request: RunRequest) -> bool:
+    """Whether the run is a deployment's flow run (on a worker), not `lme-bench run`'s."""
+    return request.schedule is not None and request.schedule.deployment is not None
 
 
 def _outcome(

@@ -21,6 +21,7 @@ thread's eviction would raise all the same); its records hold the results the fl
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import threading
 from datetime import UTC, datetime
@@ -39,6 +40,7 @@ from lme_bench.dataset.shards import QuestionRef
 from lme_bench.run import cache_keys
 
 ENTRIES = 10_000_000  # per flow run: more results than any run makes
+WRITES_AT_ONCE = 8  # a batch's results kept at once (StageCache.keep)
 
 
 class LockedCache(LRUCache[str, Any]):
@@ -149,12 +151,20 @@ class StageCache:
         return True, record.result
 
     def keep(self, results: list[tuple[str | None, Any]]) -> None:
-        """Persist each (key, value) as the task would have (nothing when it keeps none),
-        one writer at a time (see _STORE_LOCK)."""
+        """Persist each (key, value) as the task would have (nothing when it keeps none):
+        WRITES_AT_ONCE at a time where the store's records' cache is the flow run's
+        LockedCache (a write to an object store is mostly waiting on it), else one writer at
+        a time (see _STORE_LOCK)."""
         if not self.task.persist_result:
             return
         store = _result_store(self.task)
-        for key, value in results:
-            if key is not None:
+        kept = [(key, value) for key, value in results if key is not None]
+        if not isinstance(store.cache, LockedCache):
+            for key, value in kept:
                 with _STORE_LOCK:
                     store.write(obj=value, key=key)
+            return
+        with concurrent.futures.ThreadPoolExecutor(max_workers=WRITES_AT_ONCE) as pool:
+            written = [pool.submit(store.write, obj=value, key=key) for key, value in kept]
+            for future in written:
+                future.result()

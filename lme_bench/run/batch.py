@@ -24,14 +24,12 @@ from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from typing import Any, Generic, TypeVar
 
-from lme_bench.backends.protocol import Capability
-from lme_bench.backends.registry import backend_class
 from lme_bench.common.secrets import RedactedError
 from lme_bench.common.stop_signal import STOPPING, RunStopped, check_stopping
 from lme_bench.config.settings import Settings
 from lme_bench.dataset.shards import QuestionRef
 from lme_bench.run import steps
-from lme_bench.run.builds import BuildUploads
+from lme_bench.run.builds import BuildUploads, remade_cheaply
 from lme_bench.run.failure_origin import copy_origin
 from lme_bench.run.transient import is_transient, retry_notice, scrubbed
 
@@ -87,12 +85,7 @@ def batchable_stages(settings: Settings) -> set[str]:
     and the memory system neither extracts nor calls a model."""
     if settings.models.memory:
         return set()
-    stages = {"retrieval"}
-    if settings.ingest.mode == "raw":
-        capabilities = backend_class(settings.memory.backend).capabilities
-        if Capability.EXTRACTS not in capabilities:
-            stages.add("ingest")
-    return stages
+    return {"retrieval", "ingest"} if remade_cheaply(settings) else {"retrieval"}
 
 
 def questions_per_task(settings: Settings, questions: int) -> int:

@@ -2,7 +2,8 @@
 
 When a build's ingestion completes, its memory is written to a file of its own
 (reference_memory/build_files.py) and put in the build store, `[memory] build_store` (a folder
-or an fsspec URL; with `[run] results_dir` at a URL, `<that URL>/memory-builds` by default),
+or an fsspec URL; with `[run] results_dir` at a URL, `<that URL>/memory-builds` by default
+for an ingestion that calls a model: a raw one is remade where needed, as fast as fetched),
 as `<memory id>/<sha256>.sqlite`; the ingestion's outcome records the object's name and its
 sha256. Raw ingestion batches put their builds from background threads while the next
 question is ingested, and a question counts as ingested once its put is done. A later stage
@@ -24,6 +25,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from lme_bench.backends.builtin_params import embedded_params, memory_path
+from lme_bench.backends.protocol import Capability
+from lme_bench.backends.registry import backend_class
 from lme_bench.config.settings import Settings
 from lme_bench.config.storage_urls import redacted
 from lme_bench.dataset.download import file_sha256
@@ -46,13 +49,24 @@ class MemoryBuildError(ValueError):
     not those its ingestion recorded (a permanent error: a retry fetches the same bytes)."""
 
 
+def remade_cheaply(settings: Settings) -> bool:
+    """Whether ingestion calls no model: raw, into a memory system that neither extracts nor
+    calls a model of its own ([models] memory). Its build is then made again, where a worker
+    lacks it, about as fast as it would be fetched and merged."""
+    if settings.models.memory or settings.ingest.mode != "raw":
+        return False
+    return Capability.EXTRACTS not in backend_class(settings.memory.backend).capabilities
+
+
 def build_store(settings: Settings) -> RunStore | None:
-    """Where the run's memory builds travel through; None when they do not."""
+    """Where the run's memory builds travel through; None when they do not: no embedded store,
+    or no `[memory] build_store` and either a local results folder or an ingestion remade
+    cheaply (a worker lacking such a build ingests it again)."""
     if embedded_params(settings) is None:
         return None
     root = settings.memory.build_store
     results = settings.run.results_url
-    if root is None and results:  # results on an object store: the builds beside them
+    if root is None and results and not remade_cheaply(settings):  # beside the results
         root = f"{results.rstrip('/')}/{BUILDS_FOLDER}"
     return RunStore(root, store_retry(settings)) if root else None
 

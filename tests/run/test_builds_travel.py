@@ -160,3 +160,19 @@ def test_a_question_whose_put_failed_fails_alone(
     assert f"{refused[0]}: the store did not answer" in str(failed[0].error)
     assert len(saved) == 1 and saved[0].build_object != refused[0]
     assert (tmp_path / "builds" / saved[0].build_object).is_file()
+
+
+def test_builds_travel_beside_results_at_a_url_when_ingestion_calls_a_model() -> None:
+    """A raw ingestion is remade where a worker lacks it (as fast as a fetch and merge,
+    perf/build_travel_speed.py); an agentic one travels; a named build store always."""
+    from lme_bench.run.builds import build_store
+
+    url = {"run.results_dir": "s3://bucket/runs"}
+    raw = load_settings(None, **url)
+    agentic = load_settings(None, **url, **{"ingest.mode": "agentic", "models.agent": "fake:x"})
+    named = load_settings(None, **url, **{"memory.build_store": "s3://bucket/builds"})
+    assert build_store(raw) is None
+    assert [build_store(s).url() for s in (agentic, named)] == [  # type: ignore[union-attr]
+        "s3://bucket/runs/memory-builds",
+        "s3://bucket/builds",
+    ]
