@@ -19,7 +19,7 @@ from lme_bench.run import batch, builds
 from lme_bench.run.batch import BatchFailed, Outcome
 from lme_bench.run.collect import Done, IngestJob, Job, RunCollector
 from lme_bench.run.scheduler import Running
-from lme_bench.run.stage_table import stage_spec
+from lme_bench.run.stage_table import STAGE_TABLE, stage_spec
 
 T = TypeVar("T")
 LOOKUPS_AT_ONCE = 16  # cache look-ups in flight: a bucket answers each in ~10-15 ms
@@ -98,15 +98,38 @@ class StageRuns:
     def lookup(self, job: Job) -> tuple[bool, Any]:
         """The job's result when the cache holds it (no task run). An ingestion whose memory
         this machine lacks is taken from the cache only when its build is in the build store
-        (a worker sharing no disk with the one that ingested it fetches it when it searches)."""
-        if _memory_gone(job) and builds.build_store(self.settings) is None:
-            return False, None
+        (a worker sharing no disk with the one that ingested it fetches it when it searches)
+        or, for results at a URL whose builds do not travel (a raw ingestion's), when no stage
+        that searches the memory must run. With local results a memory gone is filled again."""
         ref, settings, scope = self.refs[job.index], self.settings, self.scope
+        travels = builds.build_store(settings) is not None
+        if _memory_gone(job) and not travels and settings.run.results_url is None:
+            return False, None
         key = stage_key(job.stage, ref, settings, scope, job.upstream, self._ingestion_id(job))
         found: tuple[bool, Any] = self.caches[job.stage].lookup(key)
-        if _memory_gone(job) and not (found[0] and builds.build_available(found[1], settings)):
-            return False, None
-        return found
+        if not (found[0] and _memory_gone(job)):
+            return found
+        if travels:
+            return found if builds.build_available(found[1], settings) else (False, None)
+        return (False, None) if self._searched_again(job.index, found[1]) else found
+
+    def _searched_again(self, lead: int, outcome: Any) -> bool:
+        """Whether a stage that searches the build's memory (given the ingestion: retrieval,
+        answer) has no result in the cache for a question asking the build."""
+        searching = [
+            spec.name
+            for spec in STAGE_TABLE
+            if spec.upstream == "ingest" and spec.name in self.settings.stages
+        ]
+        build = self.refs[lead].build
+        asking = [ref for ref in self.refs if ref.build == build]
+        return any(
+            not self.caches[stage].lookup(
+                stage_key(stage, ref, self.settings, self.scope, outcome, None)
+            )[0]
+            for ref in asking
+            for stage in searching
+        )
 
     def lookup_many(self, jobs: list[Job]) -> list[tuple[bool, Any]]:
         """`lookup` of each job, LOOKUPS_AT_ONCE at a time (each in a copy of this thread's

@@ -70,8 +70,10 @@ class MemorySettings(_Section):
         default=None,
         description="folder or fsspec URL (s3://, gs://, az://) where each memory build of the"
         " embedded store is saved once ingested, and fetched from (sha256-checked) by a later"
-        " stage on a worker that lacks it; unset: the memories stay in this machine's"
-        " memory.sqlite",
+        " stage on a worker that lacks it; unset: <results URL>/memory-builds for results at a"
+        " URL and an ingestion that calls a model, else none (a raw build is remade where a"
+        " worker lacks it; with local results the memories stay in this machine's"
+        " memory.sqlite)",
     )
 
     @field_validator("build_store")

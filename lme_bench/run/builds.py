@@ -153,14 +153,22 @@ def build_available(outcome: IngestOutcome, settings: Settings) -> bool:
 
 def fetch_build(outcome: IngestOutcome, settings: Settings) -> None:
     """Make the outcome's memory present in this machine's store: nothing to do when it is
-    there (or the build was not saved); else fetched from the build store, its sha256 checked,
-    and merged in. Raises MemoryBuildError naming the build and its URL when it cannot be."""
+    there (or the memory system is not the embedded store); else fetched from the build store,
+    its sha256 checked, and merged in. Raises MemoryBuildError naming the build (and its URL)
+    when it cannot be: not saved, missing or changed."""
     store = build_store(settings)
-    local = memory_path(settings)
-    if store is None or not outcome.build_sha256 or holds_memory(local, outcome.memory_id):
+    if embedded_params(settings) is None:
         return
-    url = redacted(store.url(outcome.build_object))
+    local = memory_path(settings)
+    if holds_memory(local, outcome.memory_id):
+        return
     build = f"question {outcome.question_id}: memory build {outcome.memory_id}"
+    if store is None or not outcome.build_sha256:  # searching it would find nothing
+        raise MemoryBuildError(
+            f"{build}: not in this machine's store ({local}) and not saved to a build store;"
+            " run again: its ingestion is redone here"
+        )
+    url = redacted(store.url(outcome.build_object))
     try:
         data = store.read_bytes(outcome.build_object)
     except FileNotFoundError:

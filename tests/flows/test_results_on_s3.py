@@ -35,7 +35,7 @@ def harness() -> Iterator[None]:
         yield
 
 
-def _run(results_dir: str, run_id: str, cache: str) -> dict[str, Any]:
+def _run(results_dir: str, run_id: str, cache: str, **overrides: Any) -> dict[str, Any]:
     from lme_bench.run.request import RunRequest
 
     request = RunRequest(
@@ -43,7 +43,7 @@ def _run(results_dir: str, run_id: str, cache: str) -> dict[str, Any]:
         results_dir=results_dir,
         run_id=run_id,
         limit=LIMIT,
-        overrides={"cache.storage": cache},
+        overrides={"cache.storage": cache, **overrides},
     )
     result: dict[str, Any] = benchmark(request, return_state=True).result()
     return result
@@ -207,3 +207,48 @@ def test_a_failed_only_rerun_at_an_s3_url_redoes_just_the_failed_question_elsewh
     (tmp_path / "hypotheses.parquet").write_bytes(data)
     rows = pq.read_table(tmp_path / "hypotheses.parquet").to_pylist()
     assert len(rows) == LIMIT and {r["status"] for r in rows} == {"ok"}
+
+
+def _memories_with_entries(work: Path) -> int:
+    import sqlite3
+
+    store = work / "memory.sqlite"
+    if not store.is_file():
+        return 0
+    with sqlite3.connect(store) as db:
+        return int(db.execute("SELECT count(DISTINCT memory_id) FROM entries").fetchone()[0])
+
+
+def test_a_worker_lacking_a_raw_build_takes_it_from_the_cache_or_remakes_it_to_search(
+    harness: None,
+    s3_server: S3Server,
+    s3_bucket: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A raw ingestion's builds stay off the bucket. Another worker (its own working folder)
+    takes the run from the cache without ingesting; one that must search again (the
+    retrieval stage's code changed) ingests each memory again and searches it as before."""
+    from lme_bench.run import cache_keys
+
+    url, cache = f"s3://{s3_bucket}/runs", f"s3://{s3_bucket}/cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "worker-a"))
+    first = _run(url, "raw", cache)
+    assert not [k for k in _keys(s3_server, s3_bucket) if "memory-builds" in k]
+    expected = _rows(Path(first["run_dir"]) / "retrieval.parquet")
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "worker-b"))
+    again = _run(url, "raw", cache)
+    assert {s: again["from_cache"][s] for s in STAGES} == dict.fromkeys(STAGES, LIMIT)
+    assert _memories_with_entries(Path(again["run_dir"]).parent) == 0  # nothing ingested
+
+    digest = cache_keys.entry_code_digest
+    changed = lambda entry: digest(entry) + ("-new" if entry.endswith("retrieval.stage") else "")  # noqa: E731
+    monkeypatch.setattr(cache_keys, "entry_code_digest", changed)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "worker-c"))
+    searched = _run(url, "raw", cache)
+    assert {s: searched["from_cache"][s] for s in STAGES} == {"ingest": 0, "retrieval": 0}
+    assert _memories_with_entries(Path(searched["run_dir"]).parent) == LIMIT
+    pulled = pull_run(url, tmp_path / "pulled", "raw")
+    assert pulled is not None
+    assert _rows(pulled / "retrieval.parquet") == expected and expected
