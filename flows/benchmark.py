@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, cast
 
 from lme_bench_flows import artifacts, run_origin
@@ -32,13 +33,14 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from lme_bench.common.secrets import RedactingLogFilter
 from lme_bench.config.settings import Settings
+from lme_bench.report.history_html import history_page
 from lme_bench.report.run_facts import wall_words
 from lme_bench.report.run_report import headline
 from lme_bench.results import series
 from lme_bench.results.readback import read_hypotheses
 from lme_bench.results.recorded_settings import check_settings, record_moves, record_settings
 from lme_bench.results.run_folder import rerun_command
-from lme_bench.results.run_mirror import drop_working_copy, publish_recorded
+from lme_bench.results.run_mirror import drop_local_copies, drop_working_copy, publish_recorded
 from lme_bench.run import cache_keys, finish, steps, stopped
 from lme_bench.run.collect import RunCollector
 from lme_bench.run.failure_summary import failure_message
@@ -238,7 +240,7 @@ def _run_request(request: RunRequest) -> dict[str, Any]:
     if "report" in settings.stages:
         _publish(report, settings, request.compare_to)
     if _deployed(request):  # the run is at its URL: the worker keeps no copy of it
-        drop_working_copy(settings.run.results_url, plan.run_dir)
+        _drop_copies(settings, plan.run_dir, str(request.series))
     return _outcome(report, results, collector, len(refs), from_cache, settings.run.results_url)
 
 
@@ -248,6 +250,14 @@ def _publish(report: finish.RunReport, settings: Settings, compare_to: str | Non
     artifacts.publish_history(report, settings.run.link_base, settings.run.results_url)
     if compare_to:
         artifacts.publish_comparison(compare_to, report, settings.run.link_base)
+
+
+def _drop_copies(settings: Settings, run_dir: Path, series_name: str) -> None:
+    """The run folder and its series' history page out of the working folder of a run kept at
+    a results URL, where both were copied."""
+    work = settings.run.results_dir
+    copies = [run_dir, history_page(work, series_name)]
+    drop_local_copies(settings.run.results_url, work, copies)
 
 
 def _deployed(request: RunRequest) -> bool:

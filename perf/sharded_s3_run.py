@@ -17,7 +17,7 @@ default config (raw ingestion, embedded BM25 search, no model) each round:
 Rounds alternate the order (local first, then sharded first). Then, for the last round: the
 runs pulled from the bucket compared with the local one by scripts/compare_runs.py (timing and
 identity aside), the sharded run again (it must run no stage and call no model), the bucket
-listed and the workers' folders listed (a shard worker must keep no run folder). Prints a
+listed and the workers' folders listed (no worker may keep a run folder). Prints a
 table of figures; exits non-zero when a check fails.
 """
 
@@ -350,7 +350,7 @@ def main() -> None:
         folders = {w: _folder_report(tmp / w) for w in WORKERS}
         if args.keep:
             shutil.copytree(tmp / "logs", args.keep, dirs_exist_ok=True)
-    for worker in ("worker-a", "worker-b"):
+    for worker in WORKERS:  # the run is in the bucket only
         if folders[worker][1]:
             failures.append(f"{worker} kept {folders[worker][1]}")
     print(f"\nmodel calls recorded: run {calls['run']}, rerun {calls['rerun']}")

@@ -126,3 +126,21 @@ def drop_working_copy(results_url: str | None, run_dir: Path) -> None:
     write (the folder would only be a partial copy). No-op for a local results folder."""
     if results_url and run_dir.is_dir():
         shutil.rmtree(run_dir)
+
+
+def drop_local_copies(results_url: str | None, work_dir: Path, paths: list[Path]) -> None:
+    """Remove the local copies under `work_dir` of what a run at a URL has there (its run
+    folder, its series' history page), once copied, and the folders they leave empty: a
+    worker then keeps no results folder. No-op for a local results folder."""
+    if not results_url:
+        return
+    root = Path(work_dir).resolve()
+    for path in (Path(p).resolve() for p in paths):
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+        folder = path.parent
+        while folder != root and folder.is_relative_to(root) and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
