@@ -254,10 +254,14 @@ def _publish(report: finish.RunReport, settings: Settings, compare_to: str | Non
 
 def _drop_copies(settings: Settings, run_dir: Path, series_name: str) -> None:
     """The run folder and its series' history page out of the working folder of a run kept at
-    a results URL, where both were copied."""
+    a results URL, where both were copied (a copy that cannot be removed is logged, never
+    fails the run)."""
     work = settings.run.results_dir
     copies = [run_dir, history_page(work, series_name)]
-    drop_local_copies(settings.run.results_url, work, copies)
+    try:
+        drop_local_copies(settings.run.results_url, work, copies)
+    except OSError as exc:
+        get_run_logger().warning("the working copy of the run stays: %s", exc)
 
 
 def _deployed(request: RunRequest) -> bool:

@@ -7,6 +7,7 @@ taken for one; a local copy whose manifest differs from the URL's is replaced wh
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -141,6 +142,9 @@ def drop_local_copies(results_url: str | None, work_dir: Path, paths: list[Path]
         else:
             path.unlink(missing_ok=True)
         folder = path.parent
-        while folder != root and folder.is_relative_to(root) and not any(folder.iterdir()):
-            folder.rmdir()
+        while folder != root and folder.is_relative_to(root):
+            if folder.is_dir() and any(folder.iterdir()):
+                break
+            with contextlib.suppress(FileNotFoundError):  # never made: nothing to remove
+                folder.rmdir()
             folder = folder.parent

@@ -42,3 +42,10 @@ def test_a_local_results_folder_keeps_everything(tmp_path: Path) -> None:
     run, page = _work(tmp_path)
     drop_local_copies(None, tmp_path, [run, page])
     assert (run / "manifest.json").is_file() and page.is_file()
+
+
+def test_copies_never_written_are_no_error(tmp_path: Path) -> None:
+    (tmp_path / "memory.sqlite").write_bytes(b"scratch")
+    never = [tmp_path / "r2", history_page(tmp_path, "weekly")]
+    drop_local_copies("s3://bucket/runs", tmp_path, never)
+    assert [p.name for p in tmp_path.iterdir()] == ["memory.sqlite"]
