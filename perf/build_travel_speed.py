@@ -22,13 +22,14 @@ from pathlib import Path
 
 from support import ROOT, start_s3_server
 
-from lme_bench.config.settings import load_settings
+from lme_bench.config.settings import Settings, load_settings
 from lme_bench.dataset.generate import generate_dataset
+from lme_bench.ingest import question as ingestion
 from lme_bench.run import steps
 from lme_bench.run.builds import fetch_build, save_build
 
 
-def _settings(work: Path, data: Path, store: str | None):  # type: ignore[no-untyped-def]
+def _settings(work: Path, data: Path, store: str | None) -> Settings:
     overrides = {"run.results_dir": str(work / "results"), "run.id": "travel"}
     overrides |= {"dataset.path": str(data)}
     if store:
@@ -60,7 +61,7 @@ def main() -> None:
             remake, put, fetch, sizes = [], [], [], []
             for ref in refs:
                 started = time.perf_counter()
-                outcome = asyncio.run(steps.ingestion.ingest_question(ref, here, "travel"))
+                outcome = asyncio.run(ingestion.ingest_question(ref, here, "travel"))
                 remake.append(time.perf_counter() - started)
                 started = time.perf_counter()
                 saved = save_build(outcome, there)
@@ -82,7 +83,8 @@ def _size(saved: steps.IngestOutcome, endpoint: str) -> int:
     import boto3
 
     client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
-    return int(client.head_object(Bucket="bench", Key=f"builds/{saved.build_object}")["ContentLength"])
+    head = client.head_object(Bucket="bench", Key=f"builds/{saved.build_object}")
+    return int(head["ContentLength"])
 
 
 if __name__ == "__main__":
