@@ -156,12 +156,12 @@ def fetch_build(outcome: IngestOutcome, settings: Settings) -> None:
     there (or the memory system is not the embedded store); else fetched from the build store,
     its sha256 checked, and merged in. Raises MemoryBuildError naming the build (and its URL)
     when it cannot be: not saved, missing or changed."""
-    store = build_store(settings)
     if embedded_params(settings) is None:
         return
     local = memory_path(settings)
     if holds_memory(local, outcome.memory_id):
         return
+    store = build_store(settings)
     build = f"question {outcome.question_id}: memory build {outcome.memory_id}"
     if store is None or not outcome.build_sha256:  # searching it would find nothing
         raise MemoryBuildError(
