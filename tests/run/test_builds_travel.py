@@ -167,12 +167,12 @@ def test_builds_travel_beside_results_at_a_url_when_ingestion_calls_a_model() ->
     perf/build_travel_speed.py); an agentic one travels; a named build store always."""
     from lme_bench.run.builds import build_store
 
-    url = {"run.results_dir": "s3://bucket/runs"}
+    url = {"run.results_dir": "memory://bucket/runs"}
     raw = load_settings(None, **url)
     agentic = load_settings(None, **url, **{"ingest.mode": "agentic", "models.agent": "fake:x"})
-    named = load_settings(None, **url, **{"memory.build_store": "s3://bucket/builds"})
+    named = load_settings(None, **url, **{"memory.build_store": "memory://bucket/builds"})
     assert build_store(raw) is None
     assert [build_store(s).url() for s in (agentic, named)] == [  # type: ignore[union-attr]
-        "s3://bucket/runs/memory-builds",
-        "s3://bucket/builds",
+        "memory://bucket/runs/memory-builds",
+        "memory://bucket/builds",
     ]
