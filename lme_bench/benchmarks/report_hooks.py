@@ -1,6 +1,6 @@
 """The optional report hooks of a benchmark: its section of summary.md's headline and of
-report.html, the words of summary.md's QA part, its section of `lme-bench compare`, and its
-figure in a series' history.
+report.html, the words of summary.md's QA part, its section of `lme-bench compare`, its
+figure in a series' history and its headline on a leaderboard.
 
 A benchmark class (lme_bench.benchmarks.protocol) may name a `ReportHooks` as its attribute
 `report_hooks`: the object, or `"module:attribute"` naming one. The report and compare code
@@ -105,6 +105,29 @@ class HistoryFigure:
 
 
 @dataclass(frozen=True, slots=True)
+class BoardFigure:
+    """A figure of a leaderboard row: its name, its value (0-1) and interval where there is one."""
+
+    label: str
+    value: float | None
+    ci95: tuple[float, float] | None = None
+    n: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BoardHeadline:
+    """A bundle's leaderboard headline for a benchmark whose figures are not summary.json's `qa`:
+    the judge that made them, its prompt version and digests (bundles whose judges read other
+    prompts never share a table), the headline figure and a second one where natural."""
+
+    judge: str
+    prompt_version: str
+    prompt_digests: tuple[str, ...]
+    headline: BoardFigure
+    second: BoardFigure | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ReportHooks:
     """A benchmark's report hooks; each left None (or empty) is no section of its own."""
 
@@ -129,6 +152,9 @@ class ReportHooks:
     history_kind: HistoryKind | None = None
     history: Callable[[Section, Path], HistoryFigure | None] | str | None = None
     """Its figure from a run's section and folder (None: the run has none)."""
+    leaderboard: Callable[[Section, Mapping[str, Any]], BoardHeadline | None] | str | None = None
+    """Its leaderboard headline from a bundle's section and its BUNDLE.json (None: the bundle
+    has none); used when summary.json's `qa` holds no judge."""
 
     def call(self, hook: str, *args: Any) -> Any:
         """Call the hook named `hook` (a function or `"module:function"`)."""

@@ -32,6 +32,8 @@ def _accuracy(figure: Figure | None) -> str:
     if figure is None or figure.value is None:
         return "-"
     shown = f'<span class="v">{percent(figure.value)}</span>'
+    if figure.label is not None:
+        shown = f'<span class="label">{_e(figure.label)}</span> {shown}'
     if figure.ci95 is not None:
         low, high = figure.ci95
         shown += f' <span class="ci">[{percent(low)}, {percent(high)}]</span>'

@@ -1,6 +1,7 @@
 """One leaderboard row from one bundle: which table it belongs in (benchmark, dataset file,
 judge model and prompts), its system, its figures as its summary.json records them, and what
-`verify` found of it."""
+`verify` found of it. A benchmark whose figures are not in `qa` (scored by a judge of its own)
+gives its judge and figures through its report hooks' `leaderboard`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from lme_bench.benchmarks.report_hooks import BoardFigure, BoardHeadline, report_hooks_of
 from lme_bench.publish.errors import PublishError
 from lme_bench.publish.pack import MANIFEST, SIGNATURE
 from lme_bench.publish.places import bundle_name
@@ -37,6 +39,7 @@ class Figure:
     ci95: tuple[float, float] | None = None
     correct: int | None = None
     n: int | None = None
+    label: str | None = None  # what the figure is, when not the QA accuracy
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,25 @@ def _judge(summary: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return name, dict(record or {})
 
 
+def _own_headline(summary: dict[str, Any], record: dict[str, Any]) -> BoardHeadline | None:
+    """The benchmark's own headline when `qa` holds no judge and its report hooks give one."""
+    if (summary.get("qa") or {}).get("judges"):
+        return None
+    benchmark = str(summary.get("benchmark") or record.get("benchmark") or "")
+    hooks = report_hooks_of(benchmark, summary.get("benchmark_source")) if benchmark else None
+    section = summary.get(benchmark)
+    if hooks is None or hooks.leaderboard is None or not isinstance(section, dict):
+        return None
+    found: BoardHeadline | None = hooks.call("leaderboard", section, record)
+    return found
+
+
+def _board_figure(figure: BoardFigure | None) -> Figure | None:
+    if figure is None:
+        return None
+    return Figure(figure.value, figure.ci95, None, figure.n, figure.label)
+
+
 def _estimate(summary: dict[str, Any], judge: str) -> tuple[Figure | None, str | None]:
     profiled = (summary.get("qa") or {}).get("judge_profile")
     if not isinstance(profiled, dict) or profiled.get("judge") != judge:
@@ -145,6 +167,10 @@ def bundle_row(
     recorded = (summary.get("run") or {}).get("dataset") or {}
     judge, judged = _judge(summary)
     digests = judged.get("prompt_sha256") or []
+    own = _own_headline(summary, record)
+    if own is not None:
+        judge, digests = own.judge, list(own.prompt_digests)
+        judged = {"prompt_version": own.prompt_version}
     memory = summary.get("memory") or {}
     cost = summary.get("cost") or {}
     estimate, reference = _estimate(summary, judge)
@@ -162,8 +188,8 @@ def bundle_row(
         system=_system(memory),
         settings_digest=memory.get("params_digest"),
         questions=dataset.get("questions") if isinstance(dataset.get("questions"), int) else None,
-        overall=_figure(judged.get("overall")),
-        task_averaged=_figure(judged.get("task_averaged")),
+        overall=_board_figure(own.headline) if own else _figure(judged.get("overall")),
+        task_averaged=_board_figure(own.second) if own else _figure(judged.get("task_averaged")),
         session_recall_all_5=_number(
             ((summary.get("session") or {}).get("overall") or {}).get("recall_all@5")
         ),

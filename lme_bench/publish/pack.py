@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from lme_bench.publish.contents import collect, finished_manifest
 from lme_bench.publish.errors import PublishError
 from lme_bench.publish.figures import summary_of
@@ -25,6 +27,7 @@ BUNDLE_VERSION = 1
 MANIFEST = "BUNDLE.json"
 SIGNATURE = "BUNDLE.sig"
 REQUEST_RECORDS = ("judge_requests", "own_judge_requests")  # manifest `models` keys kept per judge
+SCORES = "scores.parquet"
 
 
 def run_folder(run: str, results_dir: Path) -> Path:
@@ -45,24 +48,43 @@ def _own_requests(models: dict[str, Any], name: str) -> dict[str, Any]:
     return {benchmark: own[benchmark][name] for benchmark in sorted(own) if name in own[benchmark]}
 
 
-def _judges(manifest: dict[str, Any], summary: RunSummary) -> dict[str, Any]:
+def _scored_prompts(files: Mapping[str, bytes]) -> dict[str, tuple[str | None, list[str]]]:
+    """Per judge of scores.parquet: the prompt version its rows name and the prompt digests
+    they carry, in the order first met."""
+    if SCORES not in files:
+        return {}
+    columns = ["judge", "prompt_version", "prompt_sha256"]
+    found: dict[str, tuple[str | None, list[str]]] = {}
+    for row in pq.read_table(io.BytesIO(files[SCORES]), columns=columns).to_pylist():
+        _, digests = found.setdefault(row["judge"], (row["prompt_version"], []))
+        if row["prompt_sha256"] and row["prompt_sha256"] not in digests:
+            digests.append(row["prompt_sha256"])
+    return found
+
+
+def _judges(
+    manifest: dict[str, Any], summary: RunSummary, files: Mapping[str, bytes]
+) -> dict[str, Any]:
     """Each judge: its request shapes (from the manifest: the yes/no request, and what it sent
     as a benchmark's own judge), its kind, prompt version and digests. A judge that sent a
     benchmark's own judge's requests is an LLM judge: summary.json's `qa` holds no record of
-    it when its questions give scores, not verdicts (BEAM's)."""
+    it when its questions give scores, not verdicts (BEAM's); its prompt version and digests
+    are then those its rows of scores.parquet carry."""
     models = manifest.get("models") or {}
     requests = models.get("judge_requests") or {}
     own = models.get("own_judge_requests") or {}
     judges = ((summary.qa or {}).get("judges")) or {}
     found: dict[str, Any] = {}
     own_names = {name for shapes in own.values() for name in shapes}
+    scored = _scored_prompts(files) if own_names - set(judges) else {}
     for name in sorted(set(requests) | set(judges) | own_names):
         record = judges.get(name) or {}
         own_requests = _own_requests(models, name)
+        version, digests = scored.get(name, (None, [])) if not record else (None, [])
         found[name] = {
             "kind": record.get("kind") or ("llm" if own_requests else None),
-            "prompt_version": record.get("prompt_version"),
-            "prompt_sha256": record.get("prompt_sha256"),
+            "prompt_version": record.get("prompt_version") or version,
+            "prompt_sha256": record.get("prompt_sha256") or digests or None,
             "request": requests.get(name),
         }
         if own_requests:
@@ -93,7 +115,7 @@ def bundle_manifest(
             k: v for k, v in (manifest.get("models") or {}).items() if k not in REQUEST_RECORDS
         },
         "prompts": manifest.get("prompts"),
-        "judges": _judges(manifest, summary),
+        "judges": _judges(manifest, summary, files),
         "judge_profile": manifest.get("judge_profile"),
         "files": {name: _digest(data) for name, data in sorted(files.items())},
     }

@@ -1,5 +1,5 @@
 """Three bundles for a leaderboard: two judged by fake:match-judge (one priced and signed), one
-by fake:lexical-judge."""
+by fake:lexical-judge; and a BEAM run's bundle, scored by the rubric judge stand-in."""
 
 from __future__ import annotations
 
@@ -9,6 +9,12 @@ from typing import Any
 
 from lme_bench.publish.pack import bundle_run
 from lme_bench.publish.signing import write_key
+from tests.benchmarks.beam.samples import (
+    STANDIN_PROMPTS,
+    write_chat,
+    write_checkout,
+    write_questions,
+)
 from tests.publish.runs import make_run
 
 PRICES = {
@@ -39,3 +45,27 @@ def three_bundles(root: Path) -> Bundles:
         signing = key if run_id == SIGNED else None
         bundle_run(runs[run_id], folder / f"{run_id}.bundle.tar.gz", signing)
     return Bundles(folder, runs, fingerprint)
+
+
+BEAM_JUDGE = "fake:rubric-judge"
+
+
+def beam_bundle(
+    folder: Path, out: Path, run_id: str = "beam", prompts: str = STANDIN_PROMPTS
+) -> tuple[Path, Path]:
+    """A BEAM run's bundle at `out`, judged by the rubric judge stand-in reading `prompts` as
+    its checkout's src/prompts.py, and its chat folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    chat = write_chat(folder).parent
+    write_questions(folder)
+    config = folder / "beam.toml"
+    checkout = write_checkout(folder / "checkout", prompts)
+    config.write_text(f'[judge]\nbeam_repo = "{checkout}"\n')
+    run = make_run(
+        folder / "results",
+        run_id,
+        config=config,
+        **{"dataset.path": str(chat), "models.judge": BEAM_JUDGE},
+    )
+    bundle_run(run, out)
+    return out, chat

@@ -176,7 +176,9 @@ def test_the_run_and_its_bundle_record_the_digests_its_own_judge_read(
     assert "own_judge" not in json.loads((longmemeval / "manifest.json").read_text())["prompts"]
 
 
-def test_the_run_and_its_bundle_record_the_request_its_own_judge_sent(bundled: Bundled) -> None:
+def test_the_run_and_its_bundle_record_the_request_its_own_judge_sent(
+    bundled: Bundled, tmp_path: Path
+) -> None:
     members = read_members(bundled.bundle)
     models = json_of(members, "manifest.json")["models"]
     (recorded,) = models["own_judge_requests"]["beam"].values()
@@ -195,10 +197,15 @@ def test_the_run_and_its_bundle_record_the_request_its_own_judge_sent(bundled: B
         assert sent["max_tokens"] == BEAM_JUDGE_MAX_TOKENS
         assert sent["temperature"] == 0 and sent["stream"] is False
     judge = json_of(members, "BUNDLE.json")["judges"][JUDGE]
+    # summary.json's `qa` holds no record of this judge: its prompts are its score rows'
+    scores = tmp_path / "scores.parquet"
+    scores.write_bytes(members["scores.parquet"])
+    rubric = {r.prompt_sha256 for r in read_scores(scores) if r.judge == JUDGE}
+    assert len(rubric) == 1
     assert judge == {
         "kind": "llm",
-        "prompt_version": None,
-        "prompt_sha256": None,
+        "prompt_version": "beam-official",
+        "prompt_sha256": sorted(rubric),
         "request": None,
         "own_judge_requests": {"beam": recorded},
     }

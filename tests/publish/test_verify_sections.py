@@ -13,8 +13,8 @@ import pytest
 
 from lme_bench.cli import main
 from lme_bench.publish.pack import bundle_run
-from tests.benchmarks.beam.samples import write_chat, write_checkout, write_questions
 from tests.benchmarks.locomo.samples import listed_sample, write_json
+from tests.publish.boards import beam_bundle
 from tests.publish.runs import json_of, make_run, tampered
 from tests.publish.test_verify import _relisted
 
@@ -54,18 +54,7 @@ def locomo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def beam(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A BEAM run's bundle (judged by the rubric judge stand-in) and its chat folder."""
     folder = tmp_path_factory.mktemp("beam")
-    chat = write_chat(folder).parent
-    write_questions(folder)
-    config = folder / "beam.toml"
-    config.write_text(f'[judge]\nbeam_repo = "{write_checkout(folder / "checkout")}"\n')
-    run = make_run(
-        folder / "results",
-        "beam",
-        config=config,
-        **{"dataset.path": str(chat), "models.judge": "fake:rubric-judge"},
-    )
-    out, _ = bundle_run(run, folder / "beam.tar.gz")
-    return out, chat
+    return beam_bundle(folder, folder / "beam.tar.gz")
 
 
 @pytest.mark.parametrize("which", ["locomo", "beam"])

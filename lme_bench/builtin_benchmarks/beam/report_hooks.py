@@ -1,21 +1,25 @@
 """BEAM's report hooks (lme_bench.benchmarks.report_hooks): the leading judge's mean over
 abilities in the headline, its report.html section (beam.report), its rubric scores
 paired per question in a comparison in place of QA accuracy (beam.compare) and its
-mean over abilities in a series' history (no interval: BEAM's average of chat means has none
-in its own report)."""
+mean over abilities in a series' history and on a leaderboard (no interval: BEAM's average of
+chat means has none in its own report)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from lme_bench.benchmarks.report_hooks import (
+    BoardFigure,
+    BoardHeadline,
     CompareWords,
     HistoryFigure,
     HistoryKind,
     ReportHooks,
     Section,
 )
+from lme_bench.builtin_benchmarks.beam.judge_stage import PROMPT_VERSION
 
 
 def headline(section: Section) -> list[str]:
@@ -44,6 +48,29 @@ def history(section: Section, run_dir: Path) -> HistoryFigure | None:
     return HistoryFigure(value, int(judge.get("judged") or 0), per_type)
 
 
+def leaderboard(section: Section, record: Mapping[str, Any]) -> BoardHeadline | None:
+    """The leading judge's mean over abilities, what `verify` checks as the headline; the
+    judge's prompt digests are those the run recorded of the checkout's prompt files
+    (BUNDLE.json prompts.own_judge.beam)."""
+    name = section.get("judge")
+    if not name:
+        return None
+    judge = _dict(_dict(section.get("judges")).get(str(name)))
+    recorded = _dict(_dict(_dict(record.get("prompts")).get("own_judge")).get("beam"))
+    version = _dict(_dict(record.get("judges")).get(str(name))).get("prompt_version")
+    judged = judge.get("judged")
+    return BoardHeadline(
+        judge=str(name),
+        prompt_version=str(version or PROMPT_VERSION),
+        prompt_digests=tuple(str(recorded[k]) for k in sorted(recorded)),
+        headline=BoardFigure(
+            "BEAM mean over abilities",
+            _number(judge.get("mean_over_abilities")),
+            n=judged if isinstance(judged, int) else None,
+        ),
+    )
+
+
 COMPARE_WORDS = CompareWords(
     title="BEAM rubric scores (official)",
     note=(
@@ -68,4 +95,5 @@ HOOKS = ReportHooks(
         "beam", "BEAM rubric score (mean over abilities)", judged=True, percent=False
     ),
     history=history,
+    leaderboard=leaderboard,
 )
