@@ -35,7 +35,9 @@ _NO_ANSWER = frozenset(
         "FSTimeoutError",
     }
 )
-_BUSY_ERRNOS = frozenset({errno.EBUSY, errno.EAGAIN, errno.ETIMEDOUT, errno.ECONNRESET})
+# s3fs raises a 500 (InternalError, "please try again") as EREMOTEIO, a 503 as EBUSY
+_REMOTE_IO = getattr(errno, "EREMOTEIO", errno.EIO)
+_BUSY_ERRNOS = frozenset({errno.EBUSY, errno.EAGAIN, errno.ETIMEDOUT, errno.ECONNRESET, _REMOTE_IO})
 _BUSY_WORDS = ("SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout", " 503", " 500")
 _PERMANENT = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
 
