@@ -46,8 +46,10 @@ from lme_bench.score.rejudge_graded import rejudge_graded
 from lme_bench.score.rejudged import (
     LISTED_AT_MOST,
     SCORES,
+    Comparison,
     answers_files_of,
     bundled_rows,
+    compare_judges,
     first_rows,
     judge_again,
     percent,
@@ -145,25 +147,7 @@ def _labels(rows: list[ScoreRow], judge: str) -> dict[str, bool]:
     return {r.question_id: r.label for r in first_rows(rows, judge) if r.label is not None}
 
 
-def _compare(
-    name: str, theirs: dict[str, bool], ours: dict[str, bool], min_agreement: float
-) -> tuple[str, bool]:
-    """One judge's line, and whether it holds."""
-    found = agreement(name, theirs, ours)
-    unpaired = sorted(set(theirs) ^ set(ours))
-    if unpaired:
-        return (
-            f"--rejudge: judge {name}: {len(unpaired)} question(s) judged by one side only"
-            f" ({', '.join(unpaired[:LISTED_AT_MOST])}); {found.figures()}",
-            False,
-        )
-    if (found.fraction or 0.0) < min_agreement:
-        return (
-            f"--rejudge: judge {name}: agreement below --min-agreement"
-            f" {percent(min_agreement)}: {found.figures()}",
-            False,
-        )
-    return f"judged again by {name}: {found.figures()}", True
+VERDICTS = Comparison(_labels, agreement, verb="judged", bar="agreement")
 
 
 def _missing(members: Mapping[str, bytes], summary: RunSummary, names: list[str]) -> list[str]:
@@ -210,14 +194,8 @@ def rejudge(
         folder = Path(scratch)
         again = judge_again(members, names, dataset, settings, folder)
         theirs = bundled_rows(members, folder)
-    problems = again.failed_problem()
-    held: list[str] = []
-    for judge in judges:
-        line, holds = _compare(
-            judge, _labels(theirs, judge), _labels(again.rows, judge), min_agreement
-        )
-        (held if holds else problems).append(line)
-    return problems, held
+    problems, held = compare_judges(judges, theirs, again.rows, VERDICTS, min_agreement)
+    return again.failed_problem() + problems, held
 
 
 def rejudge_check(dataset: Path, config: Path | None, min_agreement: float) -> Check:

@@ -37,7 +37,9 @@ from lme_bench.results.qa_tables import ScoreRow
 from lme_bench.results.run_summary import RunSummary
 from lme_bench.score.rejudged import (
     LISTED_AT_MOST,
+    Comparison,
     bundled_rows,
+    compare_judges,
     first_rows,
     judge_again,
     own_request_problems,
@@ -168,25 +170,7 @@ def same_own_judge_problems(
     ]
 
 
-def compare_scores(
-    name: str, theirs: dict[str, float], ours: dict[str, float], min_agreement: float
-) -> tuple[str, bool]:
-    """One judge's line, and whether it holds."""
-    found = graded_agreement(name, theirs, ours)
-    unpaired = sorted(set(theirs) ^ set(ours))
-    if unpaired:
-        return (
-            f"--rejudge: judge {name}: {len(unpaired)} question(s) scored by one side only"
-            f" ({', '.join(unpaired[:LISTED_AT_MOST])}); {found.figures()}",
-            False,
-        )
-    if (found.fraction or 0.0) < min_agreement:
-        return (
-            f"--rejudge: judge {name}: equal scores below --min-agreement"
-            f" {percent(min_agreement)}: {found.figures()}",
-            False,
-        )
-    return f"judged again by {name}: {found.figures()}", True
+SCORES_EQUAL = Comparison(scores_of, graded_agreement, verb="scored", bar="equal scores")
 
 
 def no_record_problem(benchmark: str) -> str:
@@ -226,11 +210,5 @@ def rejudge_graded(
         if problems:
             return problems, []
         again = judge_again(members, names, dataset, settings, folder / "again")
-    problems = again.failed_problem()
-    held: list[str] = []
-    for judge in judges:
-        line, holds = compare_scores(
-            judge, scores_of(theirs, judge), scores_of(again.rows, judge), min_agreement
-        )
-        (held if holds else problems).append(line)
-    return problems, held
+    problems, held = compare_judges(judges, theirs, again.rows, SCORES_EQUAL, min_agreement)
+    return again.failed_problem() + problems, held

@@ -7,10 +7,10 @@ provider's limits), and the score rows of both sides."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lme_bench.benchmarks.answers import ScoreInputError, run_files
 from lme_bench.config.settings import Settings
@@ -29,6 +29,55 @@ SCORES = "scores.parquet"  # the bundle's score rows, beside those judged again
 
 def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
+
+
+class Paired(Protocol):
+    """One judge's values again beside the bundle's (an agreement of verdicts or of scores)."""
+
+    @property
+    def fraction(self) -> float | None: ...
+
+    def figures(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """How the judges' values are taken from score rows, paired and named in a line."""
+
+    values: Callable[[list[ScoreRow], str], Mapping[str, Any]]  # rows, judge -> id: value
+    pair: Callable[[str, Mapping[str, Any], Mapping[str, Any]], Paired]
+    verb: str  # what a judge did to a question: "judged", "scored"
+    bar: str  # what --min-agreement bounds: "agreement", "equal scores"
+
+
+def compare_judges(
+    judges: list[str],
+    theirs: list[ScoreRow],
+    ours: list[ScoreRow],
+    how: Comparison,
+    min_agreement: float,
+) -> tuple[list[str], list[str]]:
+    """(problems, what holds): one line per judge. A question one side only holds, or a
+    fraction below `min_agreement`, is a problem naming the judge and its figures."""
+    problems: list[str] = []
+    held: list[str] = []
+    for name in judges:
+        bundle, again = how.values(theirs, name), how.values(ours, name)
+        found = how.pair(name, bundle, again)
+        unpaired = sorted(set(bundle) ^ set(again))
+        if unpaired:
+            problems.append(
+                f"--rejudge: judge {name}: {len(unpaired)} question(s) {how.verb} by one side"
+                f" only ({', '.join(unpaired[:LISTED_AT_MOST])}); {found.figures()}"
+            )
+        elif (found.fraction or 0.0) < min_agreement:
+            problems.append(
+                f"--rejudge: judge {name}: {how.bar} below --min-agreement"
+                f" {percent(min_agreement)}: {found.figures()}"
+            )
+        else:
+            held.append(f"judged again by {name}: {found.figures()}")
+    return problems, held
 
 
 def rejudge_settings(given: Settings, judges: list[str]) -> Settings:
