@@ -62,7 +62,8 @@ def _beam_questions() -> dict[str, list[dict[str, Any]]]:
 def beam_folder(folder: Path) -> tuple[Path, list[str], list[str]]:
     """One 100K chat (user and assistant turns) with distinctive reference answers, rubric
     items, orderings and message ids, and its probing questions of four abilities."""
-    write_chat(folder, number=BEAM_CHAT, data=_beam_chat())
+    chat = _beam_chat()
+    write_chat(folder, number=BEAM_CHAT, data=chat)
     questions = _beam_questions()
     write_questions(folder, number=BEAM_CHAT, data=questions)
     gold = [
@@ -70,7 +71,8 @@ def beam_folder(folder: Path) -> tuple[Path, list[str], list[str]]:
         "Emberquill-",
         "Gallowmere-",
         f"100K-{BEAM_CHAT}",
-        str(BEAM_ID_OFFSET)[:4],
     ]
+    # each message id whole: a four-digit prefix turns up by chance in a session id's hex
+    gold += [str(m["id"]) for batch in chat for exchange in batch["turns"] for m in exchange]
     gold += [ability for ability in questions if "_" in ability]  # the ability names
     return folder / "chats", gold, ["abstention"]
