@@ -45,7 +45,7 @@ class OpenAIChatCompletions:
         from openai.types.chat import ChatCompletion
 
         completion = await self._client.post(
-            "/chat/completions", body=wire_body(body), cast_to=ChatCompletion
+            "/chat/completions", content=wire_body(body), cast_to=ChatCompletion
         )
         choice = completion.choices[0]
         usage = completion.usage
